@@ -1,0 +1,52 @@
+import { Command, CommanderError } from 'commander';
+import { EXIT, isOrgsyncError, oneLine } from '../shared/errors.js';
+import type { CliContext, CommandResult } from './context.js';
+import { registerEmulatorCommand } from './commands/emulator.js';
+
+/** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
+type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void) => void;
+
+const registrars: Registrar[] = [
+  registerEmulatorCommand,
+];
+
+/** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */
+export async function main(argv: string[], ctx: CliContext): Promise<number> {
+  const program = new Command();
+  program
+    .name('orgsync')
+    .description('Keeps a tenant\'s organisation (departments, positions, members) on the platform in sync with HR truth.')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+    })
+    .exitOverride();
+
+  let pending: Promise<CommandResult> | undefined;
+  const setResult = (p: Promise<CommandResult>) => {
+    pending = p;
+  };
+  for (const register of registrars) register(program, ctx, setResult);
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    const code = pending ? await pending : EXIT.OK;
+    return typeof code === 'number' ? code : EXIT.OK;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.OK;
+      return EXIT.USAGE;
+    }
+    if (isOrgsyncError(err)) {
+      ctx.stderr.write(`orgsync: ${oneLine(err)}\n`);
+      return err.exitCode;
+    }
+    ctx.stderr.write(`orgsync: internal error: ${oneLine(err)}\n`);
+    if (ctx.env.ORGSYNC_DEBUG) ctx.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
+    return EXIT.FAILED;
+  }
+}
+
+export const VERSION = '0.1.0';

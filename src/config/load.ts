@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { OrgsyncError } from '../shared/errors.js';
+import { configSchema, type Config } from './schema.js';
+import { formatPath, formatZodIssues } from './zod-errors.js';
+
+/**
+ * Keys that hold secrets. Each may instead be given as `<key>_file` (a Kubernetes Secret mount); values are
+ * collected into `meta.secrets` so that logging can redact them wherever they appear.
+ */
+export const SECRET_KEYS = new Set(['api_key', 'password', 'bind_password', 'token', 'client_secret', 'secret']);
+
+/** Resolves a path from the config against the config file's folder. */
+export function resolveConfigPath(config: Pick<Config, 'meta'>, path: string): string {
+  return isAbsolute(path) ? path : resolve(config.meta.dir, path);
+}
+
+interface LoadContext {
+  env: Record<string, string | undefined>;
+  dir: string;
+  file: string;
+  secrets: Set<string>;
+}
+
+const ENV_REF = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** Replaces `${VAR}` and `${VAR:-default}`; `$${` is a literal `${`. A missing variable is an error naming the path. */
+function interpolate(value: string, path: (string | number)[], ctx: LoadContext, isSecret: boolean): string {
+  return value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
+    if (match === '$${') return '${';
+    const v = ctx.env[name!];
+    if (v === undefined || v === '') {
+      if (fallback !== undefined) return fallback;
+      throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath(path)}: environment variable ${name} is not set`);
+    }
+    // Anything from the environment inside a secret-bearing value (a header, a key) is treated as secret.
+    if (isSecret || v.length >= 8) ctx.secrets.add(v);
+    return v;
+  });
+}
+
+function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecret: boolean): unknown {
+  if (typeof node === 'string') return interpolate(node, path, ctx, inSecret);
+  if (Array.isArray(node)) return node.map((v, i) => walk(v, [...path, i], ctx, inSecret));
+  if (node && typeof node === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+      const base = key.endsWith('_file') ? key.slice(0, -5) : undefined;
+      if (base !== undefined && SECRET_KEYS.has(base)) {
+        if (typeof value !== 'string') throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: expected a file path`);
+        if ((node as Record<string, unknown>)[base] !== undefined) {
+          throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: give either ${base} or ${key}, not both`);
+        }
+        const filePath = interpolate(value, [...path, key], ctx, false);
+        const abs = isAbsolute(filePath) ? filePath : resolve(ctx.dir, filePath);
+        let secret: string;
+        try {
+          secret = readFileSync(abs, 'utf8').replace(/\r?\n$/, '');
+        } catch (err) {
+          throw new OrgsyncError('SECRET_UNREADABLE', `${ctx.file}: ${formatPath([...path, key])}: cannot read secret file ${abs}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        }
+        if (secret === '') throw new OrgsyncError('SECRET_UNREADABLE', `${ctx.file}: ${formatPath([...path, key])}: secret file ${abs} is empty`);
+        ctx.secrets.add(secret);
+        out[base] = secret;
+        continue;
+      }
+      const secretish = inSecret || SECRET_KEYS.has(key) || key === 'headers';
+      const v = walk(value, [...path, key], ctx, secretish);
+      if (SECRET_KEYS.has(key) && typeof v === 'string' && v !== '') ctx.secrets.add(v);
+      out[key] = v;
+    }
+    return out;
+  }
+  return node;
+}
+
+/** Parses, interpolates and validates a config text. `file` is used for messages and relative paths. */
+export function parseConfig(text: string, file: string, env: Record<string, string | undefined>): Config {
+  const abs = resolve(file);
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const line = e.linePos?.[0];
+    throw new OrgsyncError('CONFIG_INVALID', `${abs}${line ? `:${line.line}:${line.col}` : ''}: invalid YAML: ${e.message.split('\n')[0]}`);
+  }
+  const raw = doc.toJS() as unknown;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new OrgsyncError('CONFIG_INVALID', `${abs}: the config must be a YAML mapping`);
+  }
+  const ctx: LoadContext = { env, dir: dirname(abs), file: abs, secrets: new Set() };
+  const interpolated = walk(raw, [], ctx, false);
+  const result = configSchema.safeParse(interpolated);
+  if (!result.success) {
+    const lines = formatZodIssues(result.error);
+    throw new OrgsyncError('CONFIG_INVALID', `${abs}: ${lines.join('; ')}`, { details: { issues: lines } });
+  }
+  const config: Config = { ...result.data, meta: { file: abs, dir: ctx.dir, secrets: [...ctx.secrets] } };
+  return deepFreeze(config);
+}
+
+/** Reads and validates the config file at `file`. */
+export function loadConfig(file: string, env: Record<string, string | undefined>): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new OrgsyncError('CONFIG_NOT_FOUND', `cannot read config file ${resolve(file)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  return parseConfig(text, file, env);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+/** `platform:` — where the platform is and how fast orgsync may talk to it. */
+export const platformConfigSchema = z
+  .strictObject({
+    base_url: z.url().describe('Base address of the platform; paths /api/external/v1/... are appended.'),
+    api_key: z.string().min(1).optional().describe('The ek_ API key (scopes tenant.org.read and tenant.org.write). Use ${ENV} or api_key_file.'),
+    requests_per_second: z.number().positive().max(10_000).default(100).describe('Pacing: requests per second for this key (the platform allows 100 per key).'),
+    concurrency: z.number().int().min(1).max(64).default(8).describe('Writes in flight at once.'),
+    timeout_ms: z.number().int().min(100).default(30_000).describe('Per-request timeout.'),
+    max_attempts: z.number().int().min(1).max(20).default(6).describe('Attempts per request for retryable failures (429, 5xx, resets, timeouts).'),
+    max_retry_time_ms: z.number().int().min(0).default(120_000).describe('Total time budget for retries of one request.'),
+  })
+  .describe('The platform API and its pacing.');
+
+export type PlatformConfig = z.infer<typeof platformConfigSchema>;
+
+/** `state:` — the local SQLite state DB (mirror, ownership, run history). */
+export const stateConfigSchema = z
+  .strictObject({
+    path: z.string().min(1).default('./var/orgsync.db').describe('SQLite file; relative paths resolve against the config file\'s folder.'),
+    mirror_overlap_seconds: z.number().int().min(0).default(120).describe('Incremental refresh re-reads this many seconds before the watermark.'),
+    full_walk_every: z.string().default('24h').describe('Take a full walk (and drop records it did not see) when the last one is older than this.'),
+  })
+  .describe('Local state: the mirror of the platform and orgsync\'s own records.');
+
+export type StateConfig = z.infer<typeof stateConfigSchema>;

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { platformConfigSchema, stateConfigSchema } from './platform.js';
+import { sourcesConfigSchema } from './sources.js';
+import { syncConfigSchema } from './sync.js';
+import { logConfigSchema, metricsConfigSchema, scheduleSchema, timezoneSchema } from './operations.js';
+
+/** The whole config file. Each block's schema lives in its own file; this composes them. */
+export const configSchema = z.strictObject({
+  platform: platformConfigSchema,
+  state: stateConfigSchema.default({ path: './var/orgsync.db', mirror_overlap_seconds: 120, full_walk_every: '24h' }),
+  sync: syncConfigSchema,
+  sources: sourcesConfigSchema,
+  schedule: scheduleSchema,
+  timezone: timezoneSchema,
+  metrics: metricsConfigSchema,
+  log: logConfigSchema,
+});
+
+/** The validated config body. */
+export type ConfigBody = z.infer<typeof configSchema>;
+
+/** A loaded config: the body plus where it came from. Frozen. */
+export interface Config extends ConfigBody {
+  meta: {
+    /** Absolute path of the config file. */
+    file: string;
+    /** Its folder: relative paths in the config resolve against it. */
+    dir: string;
+    /** Secret values read from the environment or files, for last-resort redaction. */
+    secrets: string[];
+  };
+}

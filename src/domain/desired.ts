@@ -1,0 +1,71 @@
+/**
+ * The normalised desired state that every source connector yields (HR truth).
+ * Source ids become the platform's third_department_id, third_position_id and third_user_id.
+ */
+import type { EntityKind } from './entities.js';
+
+/** Where a record came from, for quarantine reports and `orgsync explain`. */
+export interface RecordOrigin {
+  /** The source's name in the config. */
+  source: string;
+  /** file:line, a DN, or a JSON path. */
+  location: string;
+  /** For merged records: which source each field's value came from. */
+  fieldSources?: Record<string, string>;
+}
+
+export interface DesiredDepartment {
+  source_id: string;
+  name: string;
+  /** Absent or empty: top level (under the sync root). */
+  parent_source_id?: string;
+  sort_order?: number;
+  origin?: RecordOrigin;
+}
+
+export interface DesiredPosition {
+  source_id: string;
+  name: string;
+  description?: string;
+  sort_order?: number;
+  origin?: RecordOrigin;
+}
+
+export type DesiredMemberStatus = 'active' | 'suspended' | 'left';
+
+export interface DesiredMember {
+  source_id: string;
+  display_name: string;
+  /** Lower-cased. */
+  email?: string;
+  /** E.164. */
+  phone?: string;
+  title?: string;
+  department_source_id?: string;
+  status: DesiredMemberStatus;
+  origin?: RecordOrigin;
+}
+
+/** A record set aside with a reason a person can act on. */
+export interface QuarantineEntry {
+  source: string;
+  entity: EntityKind;
+  /** The record's source id, when it has one. */
+  source_id?: string;
+  /** file:line, DN or JSON path. */
+  location: string;
+  /** A short stable reason code, e.g. `duplicate_id`, `unknown_parent`, `invalid_email`. */
+  reason: string;
+  /** The human sentence. */
+  message: string;
+}
+
+/** The merged, validated desired state of one run. */
+export interface DesiredState {
+  departments: DesiredDepartment[];
+  positions: DesiredPosition[];
+  members: DesiredMember[];
+  quarantine: QuarantineEntry[];
+  /** Per entity: true when at least one configured source provides that entity (an unprovided entity is never diffed for removals). */
+  provided: Record<EntityKind, boolean>;
+}

@@ -1,0 +1,67 @@
+/**
+ * The error catalogue. Every error a user can see has a stable code and an exit code; the CLI prints
+ * `orgsync: <message>` on one line and exits with `exitCode`. docs/errors.md lists the same table (a test compares them).
+ */
+export const EXIT = {
+  /** In sync / success. */
+  OK: 0,
+  /** The run failed. */
+  FAILED: 1,
+  /** Config or usage error. */
+  USAGE: 2,
+  /** Stopped by a guard (delete threshold, shrink guard, scope change). */
+  GUARD: 3,
+  /** Finished, but some records failed or were quarantined. */
+  PARTIAL: 4,
+  /** `plan --detailed-exitcode`: changes are pending. */
+  DRIFT: 5,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** Stable error codes with the exit code each maps to. */
+export const ERROR_CODES = {
+  CONFIG_INVALID: EXIT.USAGE,
+  CONFIG_NOT_FOUND: EXIT.USAGE,
+  SECRET_UNREADABLE: EXIT.USAGE,
+  USAGE: EXIT.USAGE,
+  SEED_INVALID: EXIT.USAGE,
+  PLAN_REFUSED: EXIT.USAGE,
+  SOURCE_UNREADABLE: EXIT.FAILED,
+  SOURCE_EMPTY: EXIT.FAILED,
+  PLATFORM_ERROR: EXIT.FAILED,
+  STATE_LOCKED: EXIT.FAILED,
+  STATE_ERROR: EXIT.FAILED,
+  GUARD_TRIPPED: EXIT.GUARD,
+  NOT_CONVERGED: EXIT.FAILED,
+  NOT_FOUND: EXIT.FAILED,
+  INTERNAL: EXIT.FAILED,
+} as const satisfies Record<string, ExitCode>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Base class of every error orgsync reports to a user. */
+export class OrgsyncError extends Error {
+  readonly code: ErrorCode;
+  readonly exitCode: ExitCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'OrgsyncError';
+    this.code = code;
+    this.exitCode = ERROR_CODES[code];
+    this.details = options?.details;
+  }
+}
+
+/** True when `err` is an OrgsyncError (also across module copies). */
+export function isOrgsyncError(err: unknown): err is OrgsyncError {
+  return err instanceof OrgsyncError || (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'OrgsyncError');
+}
+
+/** The message of any thrown value, on one line. */
+export function oneLine(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.replace(/\s*\n\s*/g, ' ').trim();
+}
