@@ -2,12 +2,14 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, isOrgsyncError, oneLine } from '../shared/errors.js';
 import type { CliContext, CommandResult } from './context.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
+import { registerConfigCommand } from './commands/config.js';
 
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
 type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void) => void;
 
 const registrars: Registrar[] = [
   registerEmulatorCommand,
+  registerConfigCommand,
 ];
 
 /** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */

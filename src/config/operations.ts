@@ -1,9 +1,77 @@
+import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 
-// Placeholder until the daemon issue lands its schema here.
-export const scheduleSchema = z.string().default('*/30 * * * *').describe('Daemon mode: cron expression of the runs.');
-export const timezoneSchema = z.string().default('UTC').describe('Time zone of the schedule.');
+/** The default daemon schedule: every 30 minutes. */
+export const DEFAULT_SCHEDULE = '*/30 * * * *';
+
+/** `schedule:` — when the daemon runs a sync (cron syntax, 5 fields, or 6 with seconds first). */
+export const scheduleSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const result = validateDetailed(value);
+    if (!result.valid) {
+      const first = result.errors[0];
+      ctx.addIssue({ code: 'custom', message: `invalid cron expression "${value}": ${first ? `${first.field}: ${first.message}` : 'not a cron expression'}` });
+    }
+  })
+  .default(DEFAULT_SCHEDULE)
+  .describe('Daemon mode: cron expression of the runs (5 fields, or 6 with seconds first), read in `timezone`. The daemon also runs once at start.');
+
+/** True when `zone` is an IANA time zone this Node.js knows. */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `timezone:` — the IANA time zone the schedule is read in. */
+export const timezoneSchema = z
+  .string()
+  .refine(isTimeZone, { message: 'unknown time zone (use an IANA name such as UTC or Europe/Berlin)' })
+  .default('UTC')
+  .describe('IANA time zone the schedule is read in (UTC, Europe/Berlin, Asia/Shanghai, ...).');
+
+/** `host:port` of a listener; `host` may be an IPv4 address, a name, or `[v6]`. */
+const LISTEN = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
+
+/** `metrics:` — the operations HTTP listener and the Pushgateway for CronJob runs. */
 export const metricsConfigSchema = z
-  .looseObject({ listen: z.string().default('0.0.0.0:9464'), pushgateway_url: z.string().default('') })
-  .default({ listen: '0.0.0.0:9464', pushgateway_url: '' });
-export const logConfigSchema = z.looseObject({ level: z.string().default('info') }).default({ level: 'info' });
+  .strictObject({
+    listen: z
+      .string()
+      .refine((v) => v === '' || (LISTEN.test(v) && Number(LISTEN.exec(v)![1]) <= 65535), { message: 'expected host:port (e.g. 0.0.0.0:9464), or "" to turn the listener off' })
+      .default('0.0.0.0:9464')
+      .describe('Daemon mode: host:port of the HTTP listener serving /metrics, /healthz, /readyz and /status; "" turns it off. Port 0 takes a free port.'),
+    pushgateway_url: z
+      .union([z.literal(''), z.url({ protocol: /^https?$/ })])
+      .default('')
+      .describe('`orgsync sync`: push the run\'s metrics to this Prometheus Pushgateway at the end (job "orgsync", grouped by sync id); "" turns it off.'),
+  })
+  .default({ listen: '0.0.0.0:9464', pushgateway_url: '' })
+  .describe('Metrics and health endpoints.');
+
+export type MetricsConfig = z.infer<typeof metricsConfigSchema>;
+
+/** pino's levels, most verbose first. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** `log:` — logging. */
+export const logConfigSchema = z
+  .strictObject({
+    level: z.enum(LOG_LEVELS).default('info').describe('Lowest level written: trace, debug, info, warn, error, fatal or silent.'),
+    format: z
+      .enum(['auto', 'json', 'pretty'])
+      .default('auto')
+      .describe('auto: readable lines when the output is a terminal, JSON lines otherwise; json: always JSON (one object per line); pretty: always readable.'),
+    redact: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Extra field paths to redact in log lines (pino paths such as `source.headers.x-api-token`), beyond the built-in ones (API keys, passwords, tokens, Authorization headers, secret values from the environment and *_file mounts).'),
+  })
+  .default({ level: 'info', format: 'auto', redact: [] })
+  .describe('Logs: pino JSON lines (stdout; stderr for `plan --output json`), one run_id on every line of a run.');
+
+export type LogConfig = z.infer<typeof logConfigSchema>;

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { SECRET_KEYS } from './load.js';
+import { configSchema } from './schema.js';
+
+type JsonObject = Record<string, unknown>;
+
+/** Adds `<key>_file` beside every secret-bearing property, since the loader accepts that form for each secret. */
+function addSecretFileVariants(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) addSecretFileVariants(item);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const obj = node as JsonObject;
+  const props = obj.properties as JsonObject | undefined;
+  if (props && typeof props === 'object') {
+    for (const key of Object.keys(props)) {
+      if (SECRET_KEYS.has(key) && !(`${key}_file` in props)) {
+        props[`${key}_file`] = { type: 'string', description: `Path of a file holding ${key} (e.g. a Kubernetes Secret mount); give either ${key} or ${key}_file.` };
+      }
+    }
+  }
+  for (const value of Object.values(obj)) addSecretFileVariants(value);
+}
+
+/**
+ * The config file's JSON Schema (draft 2020-12), generated from the one zod schema, for editor completion
+ * (`# yaml-language-server: $schema=...`). Input mode: fields with defaults are optional, as in the file.
+ */
+export function configJsonSchema(): JsonObject {
+  const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonObject;
+  addSecretFileVariants(schema);
+  return {
+    ...schema,
+    $id: 'https://orgsync.dev/schema/config.json',
+    title: 'orgsync config',
+    description: 'The orgsync config file (YAML). Secrets may be given as ${ENV} references or as <key>_file paths.',
+  };
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../shared/clock.js';
+import type { Logger } from '../shared/logger.js';
+import { EXIT } from '../shared/errors.js';
+import type { RunHistory, RunRecord } from '../mirror/runs.js';
+import type { OrgsyncMetrics, RunResult } from '../observability/metrics.js';
+import { startOpsServer, type OpsServer, type Readiness } from '../observability/http-server.js';
+import type { Scheduler } from './schedule.js';
+
+/** What a run is given. */
+export interface RunContext {
+  runId: string;
+  /** What started it: `start`, `schedule` or `once`. */
+  trigger: string;
+  /** A child logger carrying run_id. */
+  logger: Logger;
+  /** Aborted on SIGTERM/SIGINT: start no new writes, let those in flight finish and record them, then return. */
+  stopSignal: AbortSignal;
+  /** Aborted when the shutdown grace is over: give up now. */
+  killSignal: AbortSignal;
+}
+
+/** How a run ended. */
+export interface RunOutcome {
+  result: RunResult;
+  exitCode: number;
+  /** The run's summary (JSON-serialisable), shown on /status. */
+  summary?: unknown;
+  /** One line, when the run failed. */
+  error?: string;
+}
+
+/** One sync run (refresh, read sources, plan, guards, apply), as the daemon drives it. */
+export type RunSync = (ctx: RunContext) => Promise<RunOutcome>;
+
+/** What the daemon is built from (all injected: the CLI builds the real ones, tests hand in their own). */
+export interface DaemonDeps {
+  runSync: RunSync;
+  logger: Logger;
+  metrics: OrgsyncMetrics;
+  history: RunHistory;
+  scheduler: Scheduler;
+  clock: Clock;
+  /** host:port of /metrics /healthz /readyz /status; "" for none. */
+  listen: string;
+  /** The process's SIGTERM/SIGINT. */
+  shutdownSignal: AbortSignal;
+  /** Whether the state DB is open (for /readyz). */
+  stateOpen: () => boolean;
+  /** Facts for /status. */
+  info: { syncId: string; version: string; schedule: string; timezone: string };
+  /** How long in-flight writes may take to finish after a signal (default 20 s, inside Kubernetes' 30 s and the 25 s promise). */
+  shutdownGraceMs?: number;
+  /** Told once the listener is up (tests read the URL from here). */
+  onListening?: (url: string) => void;
+  newRunId?: () => string;
+}
+
+/** The daemon's state, for /status. */
+export type DaemonState = 'starting' | 'idle' | 'running' | 'stopping';
+
+/**
+ * Runs `orgsync daemon`: one run at start, then one per schedule tick, never two at once (a tick during a run is
+ * skipped and logged). Serves the ops endpoints. On the shutdown signal it stops scheduling, lets the run in flight
+ * finish its writes (up to the grace period), records it, closes the listener and resolves with exit code 0.
+ */
+export async function runDaemon(deps: DaemonDeps): Promise<number> {
+  const { logger, metrics, history, scheduler, clock } = deps;
+  const graceMs = deps.shutdownGraceMs ?? 20_000;
+  const newRunId = deps.newRunId ?? (() => randomUUID());
+  const startedAt = clock.now();
+  const kill = new AbortController();
+  let state: DaemonState = 'starting';
+  let current: { id: string; trigger: string; startedAt: number; done: Promise<void> } | undefined;
+  let lastSuccessAt: number | undefined;
+  let skipped = 0;
+
+  const abandoned = history.closeAbandoned();
+  if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs left unfinished by an earlier process as interrupted');
+  const previousSuccess = history.lastWith(['success', 'partial']);
+  if (previousSuccess?.finishedAt) lastSuccessAt = Date.parse(previousSuccess.finishedAt);
+
+  const startRun = (trigger: string): void => {
+    if (deps.shutdownSignal.aborted) return;
+    if (current) {
+      skipped += 1;
+      logger.warn({ trigger, running_run_id: current.id }, 'scheduled run skipped: the previous run is still running');
+      return;
+    }
+    const runId = newRunId();
+    const runLogger = logger.child({ run_id: runId });
+    const runStart = clock.now();
+    history.start(runId, trigger, runStart);
+    state = 'running';
+    runLogger.info({ trigger }, 'run started');
+    const done = (async () => {
+      let outcome: RunOutcome;
+      try {
+        outcome = await deps.runSync({ runId, trigger, logger: runLogger, stopSignal: deps.shutdownSignal, killSignal: kill.signal });
+      } catch (err) {
+        const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err);
+        outcome = { result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed', exitCode: EXIT.FAILED, error: message };
+      }
+      const finishedAt = clock.now();
+      try {
+        history.finish(runId, { finishedAt, result: outcome.result, exitCode: outcome.exitCode, summary: outcome.summary, ...(outcome.error ? { error: outcome.error } : {}) });
+      } catch (err) {
+        runLogger.error({ err }, 'could not record the run in the state DB');
+      }
+      metrics.recordRun(outcome.result, runStart, finishedAt);
+      if (outcome.result === 'success' || outcome.result === 'partial') lastSuccessAt = finishedAt;
+      const fields = { result: outcome.result, exit_code: outcome.exitCode, duration_seconds: (finishedAt - runStart) / 1000, ...(outcome.error ? { error: outcome.error } : {}) };
+      if (outcome.result === 'failed') runLogger.error(fields, 'run failed');
+      else if (outcome.result === 'success') runLogger.info(fields, 'run finished');
+      else runLogger.warn(fields, 'run finished with problems');
+      current = undefined;
+      if (state === 'running') state = 'idle';
+    })();
+    current = { id: runId, trigger, startedAt: runStart, done };
+  };
+
+  const readiness = (): Readiness => {
+    const checks: Record<string, string> = { config: 'ok', state_db: deps.stateOpen() ? 'ok' : 'closed' };
+    const last = history.recent(1)[0];
+    const limitMs = 2 * scheduler.intervalMs();
+    if (last && last.result === 'failed') {
+      const since = lastSuccessAt ?? startedAt;
+      const failingMs = clock.now() - since;
+      checks.last_run = failingMs > limitMs ? `failing for ${Math.round(failingMs / 1000)}s (more than twice the schedule interval): ${last.error ?? 'see /status'}` : 'ok';
+    } else {
+      checks.last_run = 'ok';
+    }
+    if (state === 'stopping') checks.daemon = 'stopping';
+    return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
+  };
+
+  const status = () => ({
+    sync_id: deps.info.syncId,
+    version: deps.info.version,
+    state,
+    started_at: new Date(startedAt).toISOString(),
+    schedule: deps.info.schedule,
+    timezone: deps.info.timezone,
+    next_run: scheduler.nextRun()?.toISOString() ?? null,
+    current_run: current ? { id: current.id, trigger: current.trigger, started_at: new Date(current.startedAt).toISOString() } : null,
+    last_success_at: lastSuccessAt === undefined ? null : new Date(lastSuccessAt).toISOString(),
+    skipped_ticks: skipped,
+    runs: history.recent(20) satisfies RunRecord[],
+  });
+
+  let server: OpsServer | undefined;
+  if (deps.listen !== '') {
+    server = await startOpsServer(deps.listen, { registry: metrics.registry, readiness, status });
+    logger.info({ url: server.url }, 'ops endpoints listening (/metrics /healthz /readyz /status)');
+    deps.onListening?.(server.url);
+  }
+
+  const stopped = new Promise<void>((resolve) => {
+    if (deps.shutdownSignal.aborted) resolve();
+    else deps.shutdownSignal.addEventListener('abort', () => resolve(), { once: true });
+  });
+
+  logger.info({ schedule: deps.info.schedule, timezone: deps.info.timezone }, 'daemon started');
+  startRun('start');
+  scheduler.start(() => startRun('schedule'));
+  if (state === 'starting') state = 'idle';
+
+  await stopped;
+  state = 'stopping';
+  scheduler.stop();
+  logger.info({ reason: String((deps.shutdownSignal.reason as Error | undefined)?.message ?? deps.shutdownSignal.reason ?? 'shutdown') }, 'stopping: no new runs');
+  const inFlight = current;
+  if (inFlight) {
+    logger.info({ run_id: inFlight.id, grace_seconds: graceMs / 1000 }, 'waiting for the run in flight to finish its writes');
+    const timer = new AbortController();
+    const finished = await Promise.race([inFlight.done.then(() => true), clock.sleep(graceMs, timer.signal).then(() => false, () => false)]);
+    timer.abort();
+    if (!finished) {
+      logger.warn({ run_id: inFlight.id }, 'the run did not finish within the grace period; abandoning it');
+      kill.abort(new Error('shutdown grace period is over'));
+      // One more short wait so the run can record what it abandoned.
+      const t2 = new AbortController();
+      await Promise.race([inFlight.done, clock.sleep(2_000, t2.signal).catch(() => undefined)]);
+      t2.abort();
+    }
+  }
+  await server?.close();
+  logger.info({}, 'daemon stopped');
+  return EXIT.OK;
+}

@@ -1,0 +1,83 @@
+import { createTask, type ScheduledTask } from 'node-cron';
+
+/** When the daemon runs: a source of ticks. Injected so tests fire ticks instead of waiting 30 minutes. */
+export interface Scheduler {
+  /** Starts calling `onTick` at each scheduled time. */
+  start(onTick: () => void): void;
+  /** Stops ticking (a tick already delivered is not recalled). */
+  stop(): void;
+  /** The next scheduled time, or null when stopped. */
+  nextRun(): Date | null;
+  /** The usual gap between two scheduled runs (readiness allows a failing streak of twice this). */
+  intervalMs(): number;
+}
+
+/** Cron schedules through node-cron, read in an IANA time zone. */
+export class CronScheduler implements Scheduler {
+  private task: ScheduledTask | undefined;
+  private readonly probe: ScheduledTask;
+
+  constructor(
+    private readonly expression: string,
+    private readonly timezone: string,
+  ) {
+    // A stopped task answers getNextRuns() for the interval and the next time without ever firing.
+    this.probe = createTask(expression, () => undefined, { timezone });
+  }
+
+  start(onTick: () => void): void {
+    this.stop();
+    // noOverlap is not relied on: the daemon itself refuses to start a run while one is running.
+    this.task = createTask(this.expression, () => onTick(), { timezone: this.timezone, name: 'orgsync-sync' });
+    void this.task.start();
+  }
+
+  stop(): void {
+    if (this.task) void this.task.destroy();
+    this.task = undefined;
+  }
+
+  nextRun(): Date | null {
+    return this.task ? this.task.getNextRun() : null;
+  }
+
+  intervalMs(): number {
+    const [a, b] = this.probe.getNextRuns(2);
+    return a && b ? b.getTime() - a.getTime() : 30 * 60_000;
+  }
+}
+
+/** A scheduler that ticks only when told to (tests, and `orgsync daemon --once`-like harnesses). */
+export class ManualScheduler implements Scheduler {
+  private onTick: (() => void) | undefined;
+
+  constructor(private readonly interval = 30 * 60_000) {}
+
+  start(onTick: () => void): void {
+    this.onTick = onTick;
+  }
+
+  stop(): void {
+    this.onTick = undefined;
+  }
+
+  nextRun(): Date | null {
+    return null;
+  }
+
+  intervalMs(): number {
+    return this.interval;
+  }
+
+  /** Delivers one tick, as the schedule would; false when stopped. */
+  tick(): boolean {
+    if (!this.onTick) return false;
+    this.onTick();
+    return true;
+  }
+
+  /** Whether the daemon is listening for ticks. */
+  get started(): boolean {
+    return this.onTick !== undefined;
+  }
+}

@@ -1,0 +1,165 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { OrgsyncError } from '../shared/errors.js';
+
+/** Migration 020: the lease lock that keeps two orgsync processes off one state DB. */
+export const LEASE_MIGRATION_SQL = `
+CREATE TABLE IF NOT EXISTS lease (
+  name        TEXT PRIMARY KEY,
+  holder      TEXT NOT NULL,
+  hostname    TEXT NOT NULL,
+  pid         INTEGER NOT NULL,
+  acquired_at INTEGER NOT NULL,
+  renewed_at  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL
+);
+`;
+
+interface LeaseRow {
+  name: string;
+  holder: string;
+  hostname: string;
+  pid: number;
+  acquired_at: number;
+  renewed_at: number;
+  expires_at: number;
+}
+
+/** Who holds the lease, as told to a process that is refused. */
+export interface LeaseHolder {
+  holder: string;
+  hostname: string;
+  pid: number;
+  acquiredAt: number;
+  expiresAt: number;
+}
+
+/** Options of a lease. */
+export interface LeaseOptions {
+  /** Lease name; one per state DB by default. */
+  name?: string;
+  /** How long a lease lives without renewal (a crashed holder on another host is taken over after this). */
+  ttlMs?: number;
+  now?: () => number;
+  /** For messages: the state DB's path. */
+  dbPath?: string;
+  /** Identity of this process (tests run two "processes" in one). */
+  identity?: { hostname: string; pid: number };
+  /** Whether a process on this host is alive (tests inject it). */
+  isAlive?: (pid: number) => boolean;
+}
+
+/** True when a process with this pid exists on this host. */
+export function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A lease lock row in the state DB. Taken in an IMMEDIATE transaction, renewed on a heartbeat, released on exit.
+ * A lease whose holder ran on this host and is dead (kill -9) is taken over at once; one from another host
+ * only once it expires, since its process cannot be checked from here.
+ */
+export class MirrorLease {
+  readonly name: string;
+  readonly holder: string;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+  private readonly identity: { hostname: string; pid: number };
+  private readonly isAlive: (pid: number) => boolean;
+  private timer: NodeJS.Timeout | undefined;
+  private held = false;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly options: LeaseOptions = {},
+  ) {
+    this.name = options.name ?? 'mirror';
+    this.ttlMs = options.ttlMs ?? 60_000;
+    this.now = options.now ?? Date.now;
+    this.identity = options.identity ?? { hostname: hostname(), pid: process.pid };
+    this.isAlive = options.isAlive ?? processIsAlive;
+    this.holder = `${this.identity.hostname}:${this.identity.pid}:${randomUUID().slice(0, 8)}`;
+    db.exec(LEASE_MIGRATION_SQL);
+  }
+
+  /** Whether this process holds the lease. */
+  get isHeld(): boolean {
+    return this.held;
+  }
+
+  /** The current holder, if any (expired or not). */
+  current(): LeaseHolder | undefined {
+    const row = this.db.prepare('SELECT * FROM lease WHERE name = ?').get(this.name) as LeaseRow | undefined;
+    return row && { holder: row.holder, hostname: row.hostname, pid: row.pid, acquiredAt: row.acquired_at, expiresAt: row.expires_at };
+  }
+
+  /** Takes the lease or throws STATE_LOCKED naming the holder. */
+  acquire(): void {
+    const take = this.db.transaction(() => {
+      const now = this.now();
+      const row = this.db.prepare('SELECT * FROM lease WHERE name = ?').get(this.name) as LeaseRow | undefined;
+      const free =
+        !row ||
+        row.holder === this.holder ||
+        row.expires_at <= now ||
+        (row.hostname === this.identity.hostname && row.pid !== this.identity.pid && !this.isAlive(row.pid));
+      if (!free) {
+        throw new OrgsyncError(
+          'STATE_LOCKED',
+          `state DB ${this.options.dbPath ?? ''}${this.options.dbPath ? ' ' : ''}is in use by another orgsync process (pid ${row.pid} on ${row.hostname}, since ${new Date(row.acquired_at).toISOString()}); only one process may sync a mirror at a time`,
+          { details: { holder: row.holder } },
+        );
+      }
+      this.db
+        .prepare(
+          `INSERT INTO lease (name, holder, hostname, pid, acquired_at, renewed_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, hostname = excluded.hostname, pid = excluded.pid,
+             acquired_at = excluded.acquired_at, renewed_at = excluded.renewed_at, expires_at = excluded.expires_at`,
+        )
+        .run(this.name, this.holder, this.identity.hostname, this.identity.pid, now, now, now + this.ttlMs);
+    });
+    take.immediate();
+    this.held = true;
+  }
+
+  /** Extends the lease; false when it was lost (another process took it over after expiry). */
+  renew(): boolean {
+    const now = this.now();
+    const changed = this.db.prepare('UPDATE lease SET renewed_at = ?, expires_at = ? WHERE name = ? AND holder = ?').run(now, now + this.ttlMs, this.name, this.holder).changes;
+    this.held = changed === 1;
+    return this.held;
+  }
+
+  /** Renews every third of the TTL until released; `onLost` is told if the lease slips away. */
+  startHeartbeat(onLost?: () => void): void {
+    this.stopHeartbeat();
+    this.timer = setInterval(() => {
+      try {
+        if (!this.renew()) onLost?.();
+      } catch {
+        // A busy DB: the next beat retries well before the lease expires.
+      }
+    }, Math.max(1_000, Math.floor(this.ttlMs / 3)));
+    this.timer.unref();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Gives the lease up (only if this process holds it). */
+  release(): void {
+    this.stopHeartbeat();
+    if (!this.db.open) return;
+    this.db.prepare('DELETE FROM lease WHERE name = ? AND holder = ?').run(this.name, this.holder);
+    this.held = false;
+  }
+}

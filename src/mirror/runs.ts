@@ -1,0 +1,108 @@
+import type Database from 'better-sqlite3';
+
+/** Migration 021: the history of runs that /status and `orgsync daemon` report. */
+export const RUNS_MIGRATION_SQL = `
+CREATE TABLE IF NOT EXISTS runs (
+  id          TEXT PRIMARY KEY,
+  trigger     TEXT NOT NULL,
+  started_at  INTEGER NOT NULL,
+  finished_at INTEGER,
+  result      TEXT NOT NULL,
+  exit_code   INTEGER,
+  summary     TEXT,
+  error       TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at);
+`;
+
+/** How a run ended; `running` while it is under way. */
+export type RunRecordResult = 'running' | 'success' | 'partial' | 'failed' | 'guard' | 'interrupted';
+
+/** One run as recorded. */
+export interface RunRecord {
+  id: string;
+  /** What started it: `start` (daemon start), `schedule`, or `once` (`orgsync sync`). */
+  trigger: string;
+  startedAt: string;
+  finishedAt: string | null;
+  durationSeconds: number | null;
+  result: RunRecordResult;
+  exitCode: number | null;
+  summary: unknown;
+  error: string | null;
+}
+
+interface RunRow {
+  id: string;
+  trigger: string;
+  started_at: number;
+  finished_at: number | null;
+  result: RunRecordResult;
+  exit_code: number | null;
+  summary: string | null;
+  error: string | null;
+}
+
+function toRecord(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    trigger: row.trigger,
+    startedAt: new Date(row.started_at).toISOString(),
+    finishedAt: row.finished_at === null ? null : new Date(row.finished_at).toISOString(),
+    durationSeconds: row.finished_at === null ? null : (row.finished_at - row.started_at) / 1000,
+    result: row.result,
+    exitCode: row.exit_code,
+    summary: row.summary === null ? null : (JSON.parse(row.summary) as unknown),
+    error: row.error,
+  };
+}
+
+/** The run history in the state DB, newest first; old rows beyond `keep` are pruned. */
+export class RunHistory {
+  private readonly insert: Database.Statement;
+  private readonly finishStmt: Database.Statement;
+  private readonly recentStmt: Database.Statement;
+  private readonly lastOfStmt: Database.Statement;
+  private readonly pruneStmt: Database.Statement;
+  private readonly abandonStmt: Database.Statement;
+
+  constructor(
+    db: Database.Database,
+    private readonly keep = 200,
+  ) {
+    db.exec(RUNS_MIGRATION_SQL);
+    this.insert = db.prepare('INSERT INTO runs (id, trigger, started_at, result) VALUES (?, ?, ?, \'running\')');
+    this.finishStmt = db.prepare('UPDATE runs SET finished_at = ?, result = ?, exit_code = ?, summary = ?, error = ? WHERE id = ?');
+    this.recentStmt = db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?');
+    this.lastOfStmt = db.prepare('SELECT * FROM runs WHERE result IN (SELECT value FROM json_each(?)) ORDER BY started_at DESC, rowid DESC LIMIT 1');
+    this.pruneStmt = db.prepare('DELETE FROM runs WHERE rowid NOT IN (SELECT rowid FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?)');
+    this.abandonStmt = db.prepare('UPDATE runs SET result = \'interrupted\', error = ? WHERE result = \'running\'');
+  }
+
+  /** Marks runs left `running` by a process that died as interrupted (call while holding the lease). */
+  closeAbandoned(reason = 'the process ended before the run finished'): number {
+    return this.abandonStmt.run(reason).changes;
+  }
+
+  /** Records the start of a run. */
+  start(id: string, trigger: string, startedAt: number): void {
+    this.insert.run(id, trigger, startedAt);
+  }
+
+  /** Records how a run ended. */
+  finish(id: string, end: { finishedAt: number; result: Exclude<RunRecordResult, 'running'>; exitCode: number; summary?: unknown; error?: string }): void {
+    this.finishStmt.run(end.finishedAt, end.result, end.exitCode, end.summary === undefined ? null : JSON.stringify(end.summary), end.error ?? null, id);
+    this.pruneStmt.run(this.keep);
+  }
+
+  /** The newest runs, newest first. */
+  recent(limit = 10): RunRecord[] {
+    return (this.recentStmt.all(limit) as RunRow[]).map(toRecord);
+  }
+
+  /** The newest run with one of these results. */
+  lastWith(results: readonly RunRecordResult[]): RunRecord | undefined {
+    const row = this.lastOfStmt.get(JSON.stringify(results)) as RunRow | undefined;
+    return row && toRecord(row);
+  }
+}

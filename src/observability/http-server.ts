@@ -1,0 +1,98 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+/** The answer of a readiness check: ready or not, with the reasons. */
+export interface Readiness {
+  ready: boolean;
+  /** Each check by name: "ok" or what is wrong. */
+  checks: Record<string, string>;
+}
+
+/** What the operations listener serves. */
+export interface OpsHandlers {
+  registry: Registry;
+  /** /readyz: config loaded, state DB open, last run not failing for too long. */
+  readiness(): Readiness;
+  /** /status: a JSON document (the last runs with their summaries). */
+  status(): unknown;
+}
+
+/** A started listener. */
+export interface OpsServer {
+  /** http://host:port it answers on. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Splits `host:port` (`[v6]:port` too) into its parts. */
+export function parseListen(listen: string): { host: string; port: number } {
+  const at = listen.lastIndexOf(':');
+  const host = listen.slice(0, at).replace(/^\[(.*)\]$/, '$1');
+  return { host: host || '0.0.0.0', port: Number(listen.slice(at + 1)) };
+}
+
+function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
+  res.end(body);
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * Serves /metrics (Prometheus text), /healthz (alive), /readyz (ready to do its job) and /status (JSON) on
+ * node:http: four read-only routes do not need a framework.
+ */
+export async function startOpsServer(listen: string, handlers: OpsHandlers): Promise<OpsServer> {
+  const { host, port } = parseListen(listen);
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    void handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) json(res, 500, { error: { code: 'internal_error', message: err instanceof Error ? err.message : String(err) } });
+      else res.destroy();
+    });
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      return json(res, 405, { error: { code: 'method_not_allowed', message: `${req.method} is not allowed` } });
+    }
+    switch (path) {
+      case '/metrics':
+        return send(res, 200, handlers.registry.contentType, await handlers.registry.metrics());
+      case '/healthz':
+        return json(res, 200, { status: 'ok' });
+      case '/readyz': {
+        const r = handlers.readiness();
+        return json(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks });
+      }
+      case '/status':
+        return json(res, 200, handlers.status());
+      default:
+        return json(res, 404, { error: { code: 'not_found', message: `no route ${path}; try /metrics, /healthz, /readyz or /status` } });
+    }
+  };
+  // Keep-alive sockets from scrapers must not hold a stopping daemon open.
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${addr.port}`,
+    port: addr.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

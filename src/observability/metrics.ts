@@ -1,0 +1,191 @@
+import { Counter, Gauge, Histogram, Pushgateway, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every metric orgsync exports starts with this. */
+export const METRIC_PREFIX = 'orgsync_';
+
+/** The results a run can end with (the `result` label of orgsync_runs_total). */
+export const RUN_RESULTS = ['success', 'partial', 'failed', 'guard', 'interrupted'] as const;
+export type RunResult = (typeof RUN_RESULTS)[number];
+
+/** The entities orgsync syncs (the `entity` label). */
+export const ENTITIES = ['department', 'position', 'member'] as const;
+
+/** A count by label values, e.g. plan operations by entity and op. */
+export interface LabelledCount<L extends string> {
+  labels: Record<L, string>;
+  value: number;
+}
+
+/** What the mirror reports at scrape time: its watermarks and record counts. */
+export interface MirrorProbe {
+  /** Watermark (ms since the epoch) per entity, or undefined when none yet. */
+  watermarks(): Record<string, number | undefined>;
+  /** Record counts by entity and status. */
+  records(): { entity: string; status: string; count: number }[];
+}
+
+/**
+ * The platform client's hooks (src/platform's ClientObserver), implemented on these metrics. Declared here
+ * structurally because observability/ does not import platform/.
+ */
+export interface ClientMetricsObserver {
+  onResponse(method: string, route: string, status: number, seconds: number): void;
+  onRetry(reason: string): void;
+  onRateLimited(): void;
+  onThrottled(seconds: number): void;
+}
+
+/** Build facts for orgsync_build_info. */
+export interface BuildInfo {
+  version: string;
+}
+
+/**
+ * orgsync's metrics on their own Registry (never the global one, so tests and several instances do not collide).
+ * Names follow Prometheus conventions: `_total` counters, `_seconds` units, bounded labels (route templates, never ids).
+ */
+export class OrgsyncMetrics {
+  /** The registry to serve or push. */
+  readonly registry = new Registry();
+  readonly buildInfo: Gauge<'version' | 'node_version'>;
+  readonly runsTotal: Counter<'result'>;
+  readonly runDurationSeconds: Histogram;
+  readonly lastRunTimestampSeconds: Gauge;
+  readonly lastSuccessTimestampSeconds: Gauge;
+  readonly planOperations: Gauge<'entity' | 'op'>;
+  readonly operationsTotal: Counter<'entity' | 'op' | 'result'>;
+  readonly apiRequestsTotal: Counter<'method' | 'route' | 'status'>;
+  readonly apiRequestDurationSeconds: Histogram<'method' | 'route'>;
+  readonly apiRateLimitedTotal: Counter;
+  readonly apiThrottledSecondsTotal: Counter;
+  readonly apiRetriesTotal: Counter<'reason'>;
+  readonly mirrorWatermarkAgeSeconds: Gauge<'entity'>;
+  readonly removalsBlockedTotal: Counter<'guard'>;
+  readonly sourceRecords: Gauge<'source' | 'entity'>;
+  readonly quarantinedRecords: Gauge<'source' | 'reason'>;
+  readonly mirrorRecords: Gauge<'entity' | 'status'>;
+  readonly deleteThresholdExceededTotal: Counter;
+
+  private mirrorProbe: MirrorProbe | undefined;
+  private readonly now: () => number;
+
+  constructor(options: { build: BuildInfo; defaultMetrics?: boolean; now?: () => number }) {
+    const registers = [this.registry];
+    this.now = options.now ?? Date.now;
+    const p = METRIC_PREFIX;
+    this.buildInfo = new Gauge({ name: `${p}build_info`, help: 'Always 1; labels carry the orgsync version and the Node.js version.', labelNames: ['version', 'node_version'], registers });
+    this.buildInfo.set({ version: options.build.version, node_version: process.version }, 1);
+    this.runsTotal = new Counter({ name: `${p}runs_total`, help: 'Sync runs by result (success, partial, failed, guard, interrupted).', labelNames: ['result'], registers });
+    for (const result of RUN_RESULTS) this.runsTotal.inc({ result }, 0);
+    this.runDurationSeconds = new Histogram({
+      name: `${p}run_duration_seconds`,
+      help: 'Wall time of a sync run.',
+      buckets: [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600],
+      registers,
+    });
+    this.lastRunTimestampSeconds = new Gauge({ name: `${p}last_run_timestamp_seconds`, help: 'Unix time at which the last run ended, whatever its result.', registers });
+    this.lastSuccessTimestampSeconds = new Gauge({ name: `${p}last_success_timestamp_seconds`, help: 'Unix time at which the last successful run ended (result success or partial).', registers });
+    this.planOperations = new Gauge({ name: `${p}plan_operations`, help: 'Operations in the last plan by entity and op (create, update, move, remove).', labelNames: ['entity', 'op'], registers });
+    this.operationsTotal = new Counter({ name: `${p}operations_total`, help: 'Applied operations by entity, op and result (ok, failed, skipped).', labelNames: ['entity', 'op', 'result'], registers });
+    this.apiRequestsTotal = new Counter({ name: `${p}api_requests_total`, help: 'Platform API responses by method, route template and status code.', labelNames: ['method', 'route', 'status'], registers });
+    this.apiRequestDurationSeconds = new Histogram({
+      name: `${p}api_request_duration_seconds`,
+      help: 'Platform API request latency by method and route template.',
+      labelNames: ['method', 'route'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: 'Platform API answers 429 (rate limited).', registers });
+    this.apiThrottledSecondsTotal = new Counter({ name: `${p}api_throttled_seconds_total`, help: 'Time spent waiting on pacing and Retry-After.', registers });
+    this.apiRetriesTotal = new Counter({ name: `${p}api_retries_total`, help: 'Platform API request retries by reason (rate_limited, server_error, network, timeout).', labelNames: ['reason'], registers });
+    this.mirrorWatermarkAgeSeconds = new Gauge({
+      name: `${p}mirror_watermark_age_seconds`,
+      help: 'Age of the mirror\'s incremental watermark per entity.',
+      labelNames: ['entity'],
+      registers,
+      collect: () => this.collectWatermarks(),
+    });
+    this.removalsBlockedTotal = new Counter({ name: `${p}removals_blocked_total`, help: 'Removals a guard kept from being applied, by guard.', labelNames: ['guard'], registers });
+    this.sourceRecords = new Gauge({ name: `${p}source_records`, help: 'Records the last run read per source and entity.', labelNames: ['source', 'entity'], registers });
+    this.quarantinedRecords = new Gauge({ name: `${p}quarantined_records`, help: 'Records quarantined in the last run per source and reason.', labelNames: ['source', 'reason'], registers });
+    this.mirrorRecords = new Gauge({
+      name: `${p}mirror_records`,
+      help: 'Records in the mirror by entity and status.',
+      labelNames: ['entity', 'status'],
+      registers,
+      collect: () => this.collectMirrorRecords(),
+    });
+    this.deleteThresholdExceededTotal = new Counter({ name: `${p}delete_threshold_exceeded_total`, help: 'Runs refused because the plan\'s removals exceeded the delete threshold.', registers });
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: p });
+  }
+
+  /** Lets the mirror report watermark ages and record counts at scrape time. */
+  setMirrorProbe(probe: MirrorProbe | undefined): void {
+    this.mirrorProbe = probe;
+  }
+
+  /** The platform client's observer, feeding the api_* metrics. */
+  clientObserver(): ClientMetricsObserver {
+    return {
+      onResponse: (method, route, status, seconds) => {
+        this.apiRequestsTotal.inc({ method, route, status: String(status) });
+        this.apiRequestDurationSeconds.observe({ method, route }, seconds);
+      },
+      onRetry: (reason) => this.apiRetriesTotal.inc({ reason }),
+      onRateLimited: () => this.apiRateLimitedTotal.inc(),
+      onThrottled: (seconds) => {
+        if (seconds > 0) this.apiThrottledSecondsTotal.inc(seconds);
+      },
+    };
+  }
+
+  /** Records the end of a run. */
+  recordRun(result: RunResult, startedAtMs: number, finishedAtMs: number): void {
+    this.runsTotal.inc({ result });
+    this.runDurationSeconds.observe(Math.max(0, (finishedAtMs - startedAtMs) / 1000));
+    this.lastRunTimestampSeconds.set(finishedAtMs / 1000);
+    if (result === 'success' || result === 'partial') this.lastSuccessTimestampSeconds.set(finishedAtMs / 1000);
+  }
+
+  /** Replaces a gauge's series with the given counts (the last run's picture, not a sum over runs). */
+  static replace<L extends string>(gauge: Gauge<L>, counts: readonly LabelledCount<L>[]): void {
+    gauge.reset();
+    for (const { labels, value } of counts) gauge.set(labels as never, value);
+  }
+
+  /** The exposition text (what /metrics serves). */
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Pushes every metric to a Pushgateway (job `orgsync`, grouped by `instance`), replacing that group's previous push. */
+  async push(url: string, instance: string): Promise<void> {
+    const gateway = new Pushgateway(url, { timeout: 10_000 }, this.registry);
+    await gateway.push({ jobName: 'orgsync', groupings: { instance } });
+  }
+
+  private collectWatermarks(): void {
+    const gauge = this.mirrorWatermarkAgeSeconds;
+    gauge.reset();
+    if (!this.mirrorProbe) return;
+    try {
+      const now = this.now();
+      for (const [entity, watermark] of Object.entries(this.mirrorProbe.watermarks())) {
+        if (watermark !== undefined) gauge.set({ entity }, Math.max(0, (now - watermark) / 1000));
+      }
+    } catch {
+      // A closed or busy state DB must not break the scrape; the series are simply absent this time.
+    }
+  }
+
+  private collectMirrorRecords(): void {
+    const gauge = this.mirrorRecords;
+    gauge.reset();
+    if (!this.mirrorProbe) return;
+    try {
+      for (const { entity, status, count } of this.mirrorProbe.records()) gauge.set({ entity, status }, count);
+    } catch {
+      // As above: absent this scrape rather than a failed scrape.
+    }
+  }
+}
