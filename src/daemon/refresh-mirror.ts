@@ -1,0 +1,115 @@
+/**
+ * Keeps the mirror current: a full walk when there is no watermark, when the last full walk is older than the
+ * period, or when asked; otherwise an incremental walk from `watermark - overlap` that upserts changes and tombstones.
+ * The daemon lists pages from the platform client and hands them to the mirror (mirror/ knows nothing of HTTP).
+ */
+import { ENTITY_KINDS, type EntityKind } from '../domain/entities.js';
+import type { Mirror, WalkHandle } from '../mirror/mirror.js';
+import { platformError } from '../platform/errors.js';
+import type { OrgPlatformPort } from '../platform/port.js';
+import type { Clock } from '../shared/clock.js';
+import type { Logger } from '../shared/logger.js';
+
+/** The largest page the platform serves. */
+export const FULL_WALK_PAGE_SIZE = 200;
+/** Default overlap of an incremental walk before the watermark (seconds). */
+export const DEFAULT_OVERLAP_SECONDS = 120;
+/** Default period between full walks (24 h). */
+export const DEFAULT_FULL_WALK_EVERY_MS = 24 * 60 * 60 * 1000;
+
+/** Inputs of refreshMirror. */
+export interface RefreshMirrorOptions {
+  client: Pick<OrgPlatformPort, 'listPage'>;
+  mirror: Mirror;
+  clock: Clock;
+  logger: Logger;
+  /** Incremental walks re-read this many seconds before the watermark (covers clock skew and in-flight writes). */
+  overlapSeconds?: number;
+  /** A full walk is taken when the last one is older than this. */
+  fullWalkEveryMs?: number;
+  /** Force a full walk of every entity. */
+  full?: boolean;
+  /** Page size (default 200, the maximum). */
+  pageSize?: number;
+  /** Which entities (default all, in dependency order). */
+  entities?: readonly EntityKind[];
+  signal?: AbortSignal;
+}
+
+/** What one entity's walk did. */
+export interface EntityRefreshResult {
+  entity: EntityKind;
+  mode: 'full' | 'incremental';
+  /** List requests made (pages fetched). */
+  pages: number;
+  /** Records applied (a record listed twice counts twice). */
+  records: number;
+  tombstones: number;
+  /** Records removed because a completed full walk did not see them. */
+  removed: number;
+  /** The entity's new watermark. */
+  watermark: string;
+}
+
+/** What refreshMirror did, per entity. */
+export interface RefreshMirrorResult {
+  entities: EntityRefreshResult[];
+}
+
+/**
+ * Refreshes every entity of the mirror. An error (after the client's own retries) stops the refresh; the entity
+ * being walked keeps its old watermark, so the next refresh repeats that walk and nothing is missed: pages already
+ * applied are upserted again, idempotently.
+ */
+export async function refreshMirror(options: RefreshMirrorOptions): Promise<RefreshMirrorResult> {
+  const entities: EntityRefreshResult[] = [];
+  for (const entity of options.entities ?? ENTITY_KINDS) {
+    entities.push(await refreshEntity(entity, options));
+  }
+  return { entities };
+}
+
+async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions): Promise<EntityRefreshResult> {
+  const { client, mirror, clock, signal } = options;
+  const log = options.logger.child({ entity });
+  const state = mirror.state(entity);
+  const startMs = clock.now();
+  const period = options.fullWalkEveryMs ?? DEFAULT_FULL_WALK_EVERY_MS;
+  const lastFull = state.lastFullWalkAt === undefined ? NaN : Date.parse(state.lastFullWalkAt);
+  const full =
+    options.full === true || state.watermark === undefined || Number.isNaN(lastFull) || startMs - lastFull >= period;
+  const overlapMs = (options.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000;
+  const updatedSince = full ? undefined : new Date(Date.parse(state.watermark!) - overlapMs).toISOString();
+  const limit = options.pageSize ?? FULL_WALK_PAGE_SIZE;
+
+  // The new watermark is the walk's START time, not the newest updated_at seen. A full walk lists by creation order,
+  // so a record changed after the walk passed it was seen in its old state, and its updated_at may be older than
+  // records seen later: only "everything changed since the walk began" is sure to include it. An incremental walk
+  // (ordered by change) is safe from its start time likewise: any change after the start has updated_at >= start
+  // and is re-read next time. The start comes from our clock and updated_at from the platform's; the overlap
+  // absorbs skew between them (and writes in flight), so it must exceed the clock skew.
+  const startedAt = new Date(startMs).toISOString();
+  const result: EntityRefreshResult = { entity, mode: full ? 'full' : 'incremental', pages: 0, records: 0, tombstones: 0, removed: 0, watermark: startedAt };
+  log.debug({ mode: result.mode, updatedSince }, 'mirror walk starting');
+
+  let walk: WalkHandle | undefined;
+  let cursor = '';
+  for (;;) {
+    const page = await client.listPage(entity, { limit, ...(cursor ? { cursor } : {}), ...(updatedSince ? { updated_since: updatedSince } : {}) }, signal ? { signal } : undefined);
+    result.pages += 1;
+    // The walk begins in the state DB only once the first page has arrived: a refused credential leaves the mirror untouched.
+    walk ??= mirror.beginWalk(entity, result.mode, startedAt);
+    const applied = mirror.applyPage(entity, page.items, walk);
+    result.records += applied.upserted;
+    result.tombstones += applied.tombstones;
+    if (!page.has_more) break;
+    if (!page.next_cursor) {
+      throw platformError({ kind: 'invalid_response', message: `GET /org/${entity}: has_more is true but next_cursor is empty`, method: 'GET', route: `/org/${entity}`, code: 'next_cursor' });
+    }
+    cursor = page.next_cursor;
+  }
+  const done = mirror.completeWalk(walk!, startedAt, new Date(clock.now()).toISOString());
+  result.removed = done.removed;
+  log.info({ mode: result.mode, pages: result.pages, records: result.records, tombstones: result.tombstones, removed: result.removed }, 'mirror refreshed');
+  return result;
+}

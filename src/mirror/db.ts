@@ -1,0 +1,47 @@
+/**
+ * The state DB connection: one SQLite file shared by the mirror, ownership and run history. src/mirror owns the
+ * connection settings and the migration runner; the other repositories take the opened Database.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { OrgsyncError } from '../shared/errors.js';
+import { migrations as allMigrations, runMigrations, type Migration } from './migrations/index.js';
+
+/** Options of openStateDb. */
+export interface OpenStateDbOptions {
+  /** Migrations to apply (default: all of ./migrations/index.ts). */
+  migrations?: readonly Migration[];
+  /** How long a writer waits for another process's lock, in ms (default 5000). */
+  busyTimeoutMs?: number;
+  readonly?: boolean;
+}
+
+/**
+ * Opens (creating when needed) the state DB at `path` (`:memory:` in unit tests) and brings it to the latest version.
+ * WAL lets readers (mirror status) run beside the daemon; synchronous=FULL because better-sqlite3 builds default to
+ * NORMAL under WAL, where the last commits may roll back after a power loss, and ownership records must not.
+ */
+export function openStateDb(path: string, options: OpenStateDbOptions = {}): Database.Database {
+  let db: Database.Database;
+  try {
+    if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  } catch (err) {
+    throw new OrgsyncError('STATE_ERROR', `cannot open state DB ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    if (!options.readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      runMigrations(db, options.migrations ?? allMigrations, path);
+    }
+  } catch (err) {
+    db.close();
+    if (err instanceof OrgsyncError) throw err;
+    throw new OrgsyncError('STATE_ERROR', `${path}: cannot prepare state DB: ${(err as Error).message}`, { cause: err });
+  }
+  return db;
+}

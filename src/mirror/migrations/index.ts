@@ -1,0 +1,17 @@
+/**
+ * Every migration of the state DB, in order. Numbers: 001-009 mirror and sync state (src/mirror),
+ * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock and run history (operations).
+ * Append new entries; never renumber or edit one that has shipped.
+ */
+import { migration001 } from './001-mirror-tables.js';
+import { migration002 } from './002-mirror-sync-state.js';
+import type { Migration } from './types.js';
+
+export type { Migration } from './types.js';
+export { runMigrations } from './runner.js';
+
+/** The migrations, ascending by version. */
+export const migrations: readonly Migration[] = [
+  migration001,
+  migration002,
+];

@@ -1,0 +1,340 @@
+/**
+ * The typed client of the platform's organisation API, in layers (ARCHITECTURE.md example 8):
+ * concurrency bound -> pacing (the credential's token bucket, paused by 429) -> one HTTP attempt over a keep-alive
+ * undici Agent with a timeout -> error mapping (./errors.ts) -> zod validation of the body (./schemas.ts),
+ * wrapped in the retry policy of ./retry.ts.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import type { PlatformConfig } from '../config/platform.js';
+import { formatPath } from '../config/zod-errors.js';
+import type { EntityKind, ListPage, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/entities.js';
+import { systemClock, type Clock } from '../shared/clock.js';
+import { OrgsyncError } from '../shared/errors.js';
+import { errorFromResponse, isPlatformError, parseRetryAfter, platformError, type PlatformError, type RequestTarget } from './errors.js';
+import { Semaphore, sharedBucket, type TokenBucket } from './pacing.js';
+import type {
+  CallOptions,
+  ClientObserver,
+  CreateDepartmentBody,
+  CreateMemberBody,
+  CreatePositionBody,
+  EntityRecords,
+  ListParams,
+  OrgPlatformPort,
+  PatchDepartmentBody,
+  PatchMemberBody,
+  PatchPositionBody,
+} from './port.js';
+import { DEFAULT_RETRY_POLICY, nextDelay, retryReason, type RetryPolicy } from './retry.js';
+import { departmentSchema, listPageSchema, memberSchema, positionSchema } from './schemas.js';
+
+/** The path prefix of every business call. */
+export const API_PREFIX = '/api/external/v1';
+
+/** Bounded route templates (metric labels and error messages; never ids). */
+export const ROUTES = {
+  departments: '/org/departments',
+  department: '/org/departments/{department_id}',
+  members: '/org/members',
+  member: '/org/members/{account_id}',
+  positions: '/org/positions',
+  position: '/org/positions/{position_id}',
+} as const;
+
+/** Options of a PlatformClient. */
+export interface PlatformClientOptions {
+  /** e.g. http://127.0.0.1:8080; /api/external/v1/... is appended. */
+  baseUrl: string;
+  /** The bearer credential (ek_ key or st_ token). */
+  credential: string;
+  /** Pacing rate of this credential (default 100, the platform's per-key limit). */
+  requestsPerSecond?: number;
+  /** Tokens spendable at once after idling (default 1). */
+  burst?: number;
+  /** Requests in flight at once (default 8). */
+  concurrency?: number;
+  /** Per-attempt timeout in ms (default 30 s). */
+  timeoutMs?: number;
+  /** Retry bounds; unspecified fields keep DEFAULT_RETRY_POLICY. */
+  retry?: Partial<RetryPolicy>;
+  clock?: Clock;
+  /** Uniform random source in [0, 1) for jitter (tests pass a fixed one). */
+  random?: () => number;
+  /** An undici dispatcher to use instead of the client's own keep-alive Agent (tests: MockAgent). Not closed by close(). */
+  dispatcher?: Dispatcher;
+  /** A token bucket to use instead of the process-wide one of this credential. */
+  bucket?: TokenBucket;
+  observer?: ClientObserver;
+  userAgent?: string;
+}
+
+const listSchemas = {
+  departments: listPageSchema(departmentSchema),
+  members: listPageSchema(memberSchema),
+  positions: listPageSchema(positionSchema),
+} as const;
+
+/** Transport failures that are worth a retry (documentation of what 'network' covers). */
+export const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+
+interface RequestSpec {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  route: string;
+  path: string;
+  query?: ListParams;
+  body?: unknown;
+}
+
+/** The real platform client. One instance per credential and base URL; close() when done. */
+export class PlatformClient implements OrgPlatformPort {
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly bucket: TokenBucket;
+  private readonly inflight: Semaphore;
+  private readonly timeoutMs: number;
+  private readonly policy: RetryPolicy;
+  private readonly observer: ClientObserver;
+  private readonly headers: Record<string, string>;
+
+  constructor(options: PlatformClientOptions) {
+    const url = new URL(options.baseUrl);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '') + API_PREFIX;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    const concurrency = options.concurrency ?? 8;
+    this.inflight = new Semaphore(concurrency);
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.observer = options.observer ?? {};
+    const bucketOptions = { ratePerSecond: options.requestsPerSecond ?? 100, burst: options.burst ?? 1 };
+    this.bucket = options.bucket ?? sharedBucket(this.clock, options.credential, bucketOptions);
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      new Agent({
+        connections: concurrency,
+        keepAliveTimeout: 30_000,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        connect: { timeout: this.timeoutMs },
+      });
+    this.headers = {
+      authorization: `Bearer ${options.credential}`,
+      accept: 'application/json',
+      'user-agent': options.userAgent ?? 'orgsync',
+    };
+  }
+
+  /** Closes the keep-alive connections (when the client created them). */
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  listPage<K extends EntityKind>(entity: K, params: ListParams, options?: CallOptions): Promise<ListPage<EntityRecords[K]>> {
+    const route = ROUTES[entity];
+    return this.call({ method: 'GET', route, path: route, query: params }, listSchemas[entity], options) as Promise<ListPage<EntityRecords[K]>>;
+  }
+
+  listDepartments(params: ListParams, options?: CallOptions): Promise<ListPage<PlatformDepartment>> {
+    return this.listPage('departments', params, options);
+  }
+  getDepartment(id: string, options?: CallOptions): Promise<PlatformDepartment> {
+    return this.call({ method: 'GET', route: ROUTES.department, path: byId(ROUTES.departments, id) }, departmentSchema, options);
+  }
+  createDepartment(body: CreateDepartmentBody, options?: CallOptions): Promise<PlatformDepartment> {
+    return this.call({ method: 'POST', route: ROUTES.departments, path: ROUTES.departments, body }, departmentSchema, options);
+  }
+  patchDepartment(id: string, body: PatchDepartmentBody, options?: CallOptions): Promise<PlatformDepartment> {
+    return this.call({ method: 'PATCH', route: ROUTES.department, path: byId(ROUTES.departments, id), body }, departmentSchema, options);
+  }
+  async deleteDepartment(id: string, options?: CallOptions): Promise<void> {
+    await this.call({ method: 'DELETE', route: ROUTES.department, path: byId(ROUTES.departments, id) }, undefined, options);
+  }
+
+  listMembers(params: ListParams, options?: CallOptions): Promise<ListPage<PlatformMember>> {
+    return this.listPage('members', params, options);
+  }
+  getMember(accountId: string, options?: CallOptions): Promise<PlatformMember> {
+    return this.call({ method: 'GET', route: ROUTES.member, path: byId(ROUTES.members, accountId) }, memberSchema, options);
+  }
+  createMember(body: CreateMemberBody, options?: CallOptions): Promise<PlatformMember> {
+    return this.call({ method: 'POST', route: ROUTES.members, path: ROUTES.members, body }, memberSchema, options);
+  }
+  patchMember(accountId: string, body: PatchMemberBody, options?: CallOptions): Promise<PlatformMember> {
+    return this.call({ method: 'PATCH', route: ROUTES.member, path: byId(ROUTES.members, accountId), body }, memberSchema, options);
+  }
+  async deleteMember(accountId: string, options?: CallOptions): Promise<void> {
+    await this.call({ method: 'DELETE', route: ROUTES.member, path: byId(ROUTES.members, accountId) }, undefined, options);
+  }
+
+  listPositions(params: ListParams, options?: CallOptions): Promise<ListPage<PlatformPosition>> {
+    return this.listPage('positions', params, options);
+  }
+  getPosition(id: string, options?: CallOptions): Promise<PlatformPosition> {
+    return this.call({ method: 'GET', route: ROUTES.position, path: byId(ROUTES.positions, id) }, positionSchema, options);
+  }
+  createPosition(body: CreatePositionBody, options?: CallOptions): Promise<PlatformPosition> {
+    return this.call({ method: 'POST', route: ROUTES.positions, path: ROUTES.positions, body }, positionSchema, options);
+  }
+  patchPosition(id: string, body: PatchPositionBody, options?: CallOptions): Promise<PlatformPosition> {
+    return this.call({ method: 'PATCH', route: ROUTES.position, path: byId(ROUTES.positions, id), body }, positionSchema, options);
+  }
+  async deletePosition(id: string, options?: CallOptions): Promise<void> {
+    await this.call({ method: 'DELETE', route: ROUTES.position, path: byId(ROUTES.positions, id) }, undefined, options);
+  }
+
+  /** One logical call: attempts under the retry policy. */
+  private async call<S extends z.ZodType>(spec: RequestSpec, schema: S, options?: CallOptions): Promise<z.infer<S>>;
+  private async call(spec: RequestSpec, schema: undefined, options?: CallOptions): Promise<undefined>;
+  private async call(spec: RequestSpec, schema: z.ZodType | undefined, options?: CallOptions): Promise<unknown> {
+    const signal = options?.signal;
+    const started = this.clock.now();
+    for (let attempt = 1; ; attempt += 1) {
+      let failure: PlatformError;
+      const release = await this.inflight.acquire();
+      try {
+        const waited = await this.bucket.acquire(signal);
+        if (waited > 0) this.observer.onThrottled?.(waited / 1000);
+        return await this.attempt(spec, schema, signal);
+      } catch (err) {
+        if (!isPlatformError(err)) throw err;
+        failure = err;
+      } finally {
+        release();
+      }
+      if (failure.status === 429) {
+        this.observer.onRateLimited?.();
+      }
+      const delay = nextDelay(this.policy, failure, attempt, this.clock.now() - started, this.random);
+      if (delay === undefined) throw failure;
+      this.observer.onRetry?.(retryReason(failure)!);
+      if (failure.status === 429) {
+        // The pause holds every request of this credential; the retry then waits for the bucket like any other.
+        this.bucket.pause(delay);
+      } else if (delay > 0) {
+        await this.clock.sleep(delay, signal);
+      }
+    }
+  }
+
+  /** One HTTP attempt, mapped to a value or a PlatformError. */
+  private async attempt(spec: RequestSpec, schema: z.ZodType | undefined, signal: AbortSignal | undefined): Promise<unknown> {
+    const target: RequestTarget = { method: spec.method, route: spec.route };
+    const headers: Record<string, string> = { ...this.headers };
+    let body: string | undefined;
+    if (spec.body !== undefined) {
+      body = JSON.stringify(spec.body);
+      headers['content-type'] = 'application/json';
+    }
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const t0 = this.clock.now();
+    let status: number;
+    let text: string;
+    let retryAfter: string | string[] | undefined;
+    try {
+      const res = await this.dispatcher.request({
+        origin: this.origin,
+        path: this.basePath + spec.path + queryString(spec.query),
+        method: spec.method,
+        headers,
+        body,
+        signal: combined,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+      });
+      status = res.statusCode;
+      retryAfter = res.headers['retry-after'];
+      text = await res.body.text();
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      throw this.transportError(target, err, timeout.aborted);
+    }
+    this.observer.onResponse?.(spec.method, spec.route, status, (this.clock.now() - t0) / 1000);
+
+    let json: unknown;
+    let jsonError: unknown;
+    if (text !== '') {
+      try {
+        json = JSON.parse(text);
+      } catch (err) {
+        jsonError = err;
+      }
+    }
+    if (status < 200 || status >= 300) {
+      throw errorFromResponse(target, status, json, parseRetryAfter(retryAfter, this.clock.now()));
+    }
+    if (json && typeof json === 'object' && (json as { success?: unknown }).success === false) {
+      // A shape-1 envelope reporting failure under a 2xx status.
+      throw errorFromResponse(target, status, json, undefined);
+    }
+    if (schema === undefined) return undefined;
+    if (jsonError !== undefined || text === '') {
+      throw platformError({ kind: 'invalid_response', message: `${spec.method} ${spec.route}: ${status} with a body that is not JSON`, status, cause: jsonError, ...target });
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+      const field = formatPath(issue.path);
+      throw platformError({
+        kind: 'invalid_response',
+        message: `${spec.method} ${spec.route}: invalid response: ${field}: ${missing ? 'required field missing' : issue.message}`,
+        status,
+        code: field,
+        ...target,
+      });
+    }
+    return parsed.data;
+  }
+
+  private transportError(target: RequestTarget, err: unknown, timedOut: boolean): PlatformError {
+    const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
+    const code = e.code ?? e.cause?.code ?? '';
+    const isTimeout = timedOut || TIMEOUT_CODES.has(code) || e.name === 'TimeoutError';
+    // Anything else that prevented an answer (reset, refused, socket closed: NETWORK_CODES and the like) is a network error.
+    const kind = isTimeout ? 'timeout' : 'network';
+    const what = isTimeout ? `timed out after ${this.timeoutMs} ms` : `network error${code ? ` ${code}` : ''}: ${e.message ?? String(err)}`;
+    return platformError({ kind, message: `${target.method} ${target.route}: ${what}`, status: 0, code, cause: err, ...target });
+  }
+}
+
+function byId(collection: string, id: string): string {
+  return `${collection}/${encodeURIComponent(id)}`;
+}
+
+function queryString(query: ListParams | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  if (query.cursor) params.set('cursor', query.cursor);
+  if (query.limit !== undefined) params.set('limit', String(query.limit));
+  if (query.updated_since) params.set('updated_since', query.updated_since);
+  const s = params.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Builds the client from the `platform:` config block. A missing api_key is a config error. */
+export function createPlatformClient(
+  config: PlatformConfig,
+  deps: Pick<PlatformClientOptions, 'clock' | 'random' | 'dispatcher' | 'observer' | 'bucket'> = {},
+): PlatformClient {
+  if (!config.api_key) {
+    throw new OrgsyncError('CONFIG_INVALID', 'platform.api_key: required (or platform.api_key_file)');
+  }
+  return new PlatformClient({
+    baseUrl: config.base_url,
+    credential: config.api_key,
+    requestsPerSecond: config.requests_per_second,
+    concurrency: config.concurrency,
+    timeoutMs: config.timeout_ms,
+    retry: { maxAttempts: config.max_attempts, maxRetryTimeMs: config.max_retry_time_ms },
+    ...deps,
+  });
+}
