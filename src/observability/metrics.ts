@@ -116,7 +116,14 @@ export class OrgsyncMetrics {
       collect: () => this.collectMirrorRecords(),
     });
     this.deleteThresholdExceededTotal = new Counter({ name: `${p}delete_threshold_exceeded_total`, help: 'Runs refused because the plan\'s removals exceeded the delete threshold.', registers });
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: p });
+    if (options.defaultMetrics !== false) {
+      collectDefaultMetrics({ register: this.registry, prefix: p });
+      // prom-client exports these three gauges with a _total suffix, which Prometheus reserves for counters
+      // (promtool check metrics flags them); the per-type gauges without the suffix carry the same numbers.
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+        this.registry.removeSingleMetric(`${p}${name}`);
+      }
+    }
   }
 
   /** Lets the mirror report watermark ages and record counts at scrape time. */
