@@ -1,7 +1,56 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
+import { loadSeedFile, startEmulator } from '../../emulator/index.js';
 import type { CliContext, CommandResult } from '../context.js';
 
-/** `orgsync emulator`: placeholder until the emulator issue lands (src/emulator). */
-export function registerEmulatorCommand(program: Command, _ctx: CliContext, _setResult: (p: Promise<CommandResult>) => void): void {
-  program.command('emulator').description('Run the embedded platform emulator.');
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
+  return Number(value);
+}
+
+interface EmulatorFlags {
+  port: number;
+  seed: string;
+  host: string;
+  db?: string;
+  adminToken?: string;
+  translatePort?: number;
+}
+
+/** `orgsync emulator`: runs the embedded platform emulator until SIGTERM/SIGINT. */
+export function registerEmulatorCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  program
+    .command('emulator')
+    .description('Run the embedded platform emulator (tenant external API) over a seed file.')
+    .requiredOption('--port <n>', 'port to listen on (0: a free port)', port)
+    .requiredOption('--seed <file>', 'seed file (YAML or JSON): tenants, API keys, members, limits')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--db <path>', 'SQLite file; data survives a restart (default: in memory)')
+    .option('--admin-token <token>', 'enables the /_emulator admin routes (fault injection, request counts) for Bearer <token>')
+    .option('--translate-port <n>', 'also start the document-translation API on this port', port)
+    .addHelpText(
+      'after',
+      '\nExample:\n  orgsync emulator --port 8080 --seed config/seed.example.yaml --admin-token secret\n' +
+        'Prints one line "orgsync emulator listening on http://HOST:PORT" when ready.\n',
+    )
+    .action((flags: EmulatorFlags) => {
+      setResult(runEmulator(flags, ctx));
+    });
+}
+
+async function runEmulator(flags: EmulatorFlags, ctx: CliContext): Promise<CommandResult> {
+  const seed = loadSeedFile(flags.seed);
+  const running = await startEmulator({
+    seed,
+    host: flags.host,
+    port: flags.port,
+    ...(flags.db ? { dbPath: flags.db } : {}),
+    ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
+    ...(flags.translatePort !== undefined ? { translatePort: flags.translatePort } : {}),
+  });
+  ctx.stdout.write(`orgsync emulator listening on ${running.url}\n`);
+  if (running.translateUrl) ctx.stdout.write(`orgsync translate emulator listening on ${running.translateUrl}\n`);
+  if (!ctx.shutdownSignal.aborted) {
+    await new Promise<void>((resolve) => ctx.shutdownSignal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+  await running.close();
 }

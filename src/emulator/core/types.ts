@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../shared/clock.js';
+import type { Logger } from '../../shared/logger.js';
 import type { Seed } from './seed.js';
 
 /** What kind of credential authenticated a request. */
@@ -87,6 +88,24 @@ export interface EmulatorContext {
   baseUrl(): string;
   /** Fault switches that areas read (e.g. `jwks_unavailable`, `memory_scope_failure:session`, `chat_delivery_failure`). */
   switches: Map<string, unknown>;
+  /**
+   * A hook implementing RouteAuth: resolves the bearer credential into `req.principal`, applies the per-credential and
+   * per-tenant rate limits, checks the scope. Use it as the route's `onRequest` (or `preHandler`) hook.
+   */
+  authorize(auth: RouteAuth): (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** Token buckets (per second, burst = rate) for limits of an area's own (e.g. the token endpoint per client_id). */
+  rateLimiter: RateLimiter;
+  /** The emulator's logger (never log secrets). */
+  logger: Logger;
+}
+
+/** Token buckets keyed by any string. */
+export interface RateLimiter {
+  /**
+   * Takes one token from each of the buckets (all or none). Returns 0 when allowed, else the advised back-off in whole
+   * seconds (>= 1). A rate of 0 means that bucket is off.
+   */
+  take(buckets: { key: string; ratePerSecond: number }[]): number;
 }
 
 /** One API area of the emulator. */
@@ -104,7 +123,7 @@ export interface EmulatorArea {
 
 /** Per-route credential requirements, checked by the core's `authorize` preHandler. */
 export interface RouteAuth {
-  /** Scope required of an ek_ key (undefined: ek_ refused with 403 scope_denied). */
+  /** Scope required of an ek_ key (undefined: ek_ refused with 403 scope_denied). An array means "any one of". */
   apiKey?: string | string[];
   /** Scope required of a st_ token (undefined: refused). */
   sessionToken?: string | string[];
@@ -114,6 +133,19 @@ export interface RouteAuth {
   sessionGrant?: 'client_credentials' | 'runtime_access';
   /** The error body shape for this route's errors. */
   shape: 'org' | 'envelope';
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller, set by `ctx.authorize(...)`. */
+    principal?: Principal;
+    /** The error body shape of this request, set by `ctx.authorize(...)` (falls back to the route config / URL). */
+    errorShape?: 'org' | 'envelope';
+  }
+  interface FastifyContextConfig {
+    /** The error body shape of the route (optional; `ctx.authorize` sets it per request too). */
+    errorShape?: 'org' | 'envelope';
+  }
 }
 
 export type { FastifyReply, FastifyRequest };
