@@ -2,10 +2,14 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
+import type { Migration } from './migrations/types.js';
 
 /** Migration 020: the lease lock that keeps two orgsync processes off one state DB. */
-export const LEASE_MIGRATION_SQL = `
-CREATE TABLE IF NOT EXISTS lease (
+export const migration020: Migration = {
+  version: 20,
+  name: 'lease-lock',
+  sql: `
+CREATE TABLE lease (
   name        TEXT PRIMARY KEY,
   holder      TEXT NOT NULL,
   hostname    TEXT NOT NULL,
@@ -13,8 +17,9 @@ CREATE TABLE IF NOT EXISTS lease (
   acquired_at INTEGER NOT NULL,
   renewed_at  INTEGER NOT NULL,
   expires_at  INTEGER NOT NULL
-);
-`;
+) STRICT;
+`,
+};
 
 interface LeaseRow {
   name: string;
@@ -86,7 +91,6 @@ export class MirrorLease {
     this.identity = options.identity ?? { hostname: hostname(), pid: process.pid };
     this.isAlive = options.isAlive ?? processIsAlive;
     this.holder = `${this.identity.hostname}:${this.identity.pid}:${randomUUID().slice(0, 8)}`;
-    db.exec(LEASE_MIGRATION_SQL);
   }
 
   /** Whether this process holds the lease. */

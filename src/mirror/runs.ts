@@ -1,8 +1,12 @@
 import type Database from 'better-sqlite3';
+import type { Migration } from './migrations/types.js';
 
 /** Migration 021: the history of runs that /status and `orgsync daemon` report. */
-export const RUNS_MIGRATION_SQL = `
-CREATE TABLE IF NOT EXISTS runs (
+export const migration021: Migration = {
+  version: 21,
+  name: 'run-history',
+  sql: `
+CREATE TABLE runs (
   id          TEXT PRIMARY KEY,
   trigger     TEXT NOT NULL,
   started_at  INTEGER NOT NULL,
@@ -11,9 +15,10 @@ CREATE TABLE IF NOT EXISTS runs (
   exit_code   INTEGER,
   summary     TEXT,
   error       TEXT
-);
-CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at);
-`;
+) STRICT;
+CREATE INDEX runs_by_start ON runs (started_at);
+`,
+};
 
 /** How a run ended; `running` while it is under way. */
 export type RunRecordResult = 'running' | 'success' | 'partial' | 'failed' | 'guard' | 'interrupted';
@@ -70,7 +75,6 @@ export class RunHistory {
     db: Database.Database,
     private readonly keep = 200,
   ) {
-    db.exec(RUNS_MIGRATION_SQL);
     this.insert = db.prepare('INSERT INTO runs (id, trigger, started_at, result) VALUES (?, ?, ?, \'running\')');
     this.finishStmt = db.prepare('UPDATE runs SET finished_at = ?, result = ?, exit_code = ?, summary = ?, error = ? WHERE id = ?');
     this.recentStmt = db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?');

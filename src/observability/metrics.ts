@@ -8,7 +8,7 @@ export const RUN_RESULTS = ['success', 'partial', 'failed', 'guard', 'interrupte
 export type RunResult = (typeof RUN_RESULTS)[number];
 
 /** The entities orgsync syncs (the `entity` label). */
-export const ENTITIES = ['department', 'position', 'member'] as const;
+export const ENTITIES = ['departments', 'positions', 'members'] as const;
 
 /** A count by label values, e.g. plan operations by entity and op. */
 export interface LabelledCount<L extends string> {

@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/shared/clock.js';
 import { silentLogger, type Logger } from '../../src/shared/logger.js';
+import { openStateDb } from '../../src/mirror/db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { runDaemon, type RunContext, type RunOutcome } from '../../src/daemon/daemon.js';
@@ -16,7 +16,7 @@ interface PendingRun {
 function harness(options: { clock?: ManualClock; graceMs?: number } = {}) {
   const clock = options.clock ?? new ManualClock(Date.UTC(2026, 10, 22, 9, 0, 0));
   const scheduler = new ManualScheduler(30 * 60_000);
-  const history = new RunHistory(new Database(':memory:'));
+  const history = new RunHistory(openStateDb(':memory:'));
   const metrics = new OrgsyncMetrics({ build: { version: 'test' }, defaultMetrics: false });
   const shutdown = new AbortController();
   const runs: PendingRun[] = [];

@@ -6,6 +6,8 @@
 import { migration001 } from './001-mirror-tables.js';
 import { migration002 } from './002-mirror-sync-state.js';
 import type { Migration } from './types.js';
+import { migration020 } from '../lease.js';
+import { migration021 } from '../runs.js';
 
 export type { Migration } from './types.js';
 export { runMigrations } from './runner.js';
@@ -14,4 +16,6 @@ export { runMigrations } from './runner.js';
 export const migrations: readonly Migration[] = [
   migration001,
   migration002,
+  migration020,
+  migration021,
 ];
