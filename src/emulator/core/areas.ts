@@ -3,8 +3,10 @@
  */
 import type { EmulatorArea } from './types.js';
 import { orgArea } from '../org/index.js';
+import { kbArea } from '../kb/index.js';
 
 /** Every area of the emulator. */
 export const areas: EmulatorArea[] = [
   orgArea,
+  kbArea,
 ];
