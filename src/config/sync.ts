@@ -1,12 +1,77 @@
 import { z } from 'zod';
 
-// Placeholder until the reconcile issue lands its schema here.
-/** `sync:` — what the reconcile may do. */
-export const syncConfigSchema = z
-  .looseObject({
-    id: z.string().min(1).default('orgsync').describe('This sync\'s id; written to metadata.managed_by of what it creates.'),
+/** `sync.policy`: which kinds of change the reconcile may make (as in external-dns). */
+export const SYNC_POLICIES = ['sync', 'upsert-only', 'create-only'] as const;
+export type SyncPolicy = (typeof SYNC_POLICIES)[number];
+
+const deleteThresholdSchema = z
+  .strictObject({
+    max_count: z.number().int().min(0).default(500).describe('Most removals of one entity a run may make.'),
+    max_percent: z.number().min(0).max(100).default(20).describe('Most removals of one entity a run may make, as a percent of the records orgsync owns of it.'),
   })
-  .default({ id: 'orgsync' })
-  .describe('Reconcile behaviour: ownership, policy and guards.');
+  .describe('Over either limit nothing is applied, the plan is printed and the run exits 3 (unless `--allow-deletes N`).');
+
+const adoptionSchema = z
+  .strictObject({
+    members: z
+      .array(z.enum(['email', 'phone']))
+      .default([])
+      .describe('Take over existing members not yet owned whose e-mail (or phone) matches a desired member. Empty: never.'),
+    departments: z
+      .array(z.enum(['third_id', 'name']))
+      .default([])
+      .describe('Take over unowned departments by third_department_id, or by exact name under the same parent. Empty: never.'),
+    positions: z
+      .array(z.enum(['third_id', 'name']))
+      .default([])
+      .describe('Take over unowned positions by third_position_id, or by exact name. Empty: never.'),
+  })
+  .describe('Explicit adoption of records orgsync did not create; every adoption is logged.');
+
+/** `sync:` — what the reconcile may do: ownership, policy, guards. */
+export const syncConfigSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .min(1)
+      .max(128)
+      .default('orgsync')
+      .describe('This sync\'s id: written to metadata.managed_by of the departments and positions it creates, and the key of the members it owns.'),
+    policy: z.enum(SYNC_POLICIES).default('sync').describe('`sync` creates, updates and removes; `upsert-only` never removes; `create-only` only creates.'),
+    member_removal: z
+      .enum(['left', 'suspended'])
+      .default('left')
+      .describe('How a member gone from the sources is removed: `left` (DELETE) or `suspended` (PATCH status).'),
+    delete_threshold: deleteThresholdSchema.default({ max_count: 500, max_percent: 20 }),
+    root_department: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Hang the source tree under this department (platform id or third_department_id) instead of the tenant root.'),
+    adopt: adoptionSchema.default({ members: [], departments: [], positions: [] }),
+    max_failures: z
+      .number()
+      .int()
+      .min(1)
+      .default(100)
+      .describe('Stop starting new writes after this many changes of one run have failed for good.'),
+    max_replan_rounds: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(3)
+      .describe('After a write was rejected because the platform changed (409), refresh and re-plan at most this many times; then report the records that did not converge.'),
+  })
+  .default({
+    id: 'orgsync',
+    policy: 'sync',
+    member_removal: 'left',
+    delete_threshold: { max_count: 500, max_percent: 20 },
+    adopt: { members: [], departments: [], positions: [] },
+    max_failures: 100,
+    max_replan_rounds: 3,
+  })
+  .describe('Reconcile behaviour: ownership, policy, adoption and the delete guard.');
 
 export type SyncConfig = z.infer<typeof syncConfigSchema>;

@@ -1,2 +1,3 @@
 export * from './entities.js';
 export * from './desired.js';
+export * from './plan.js';

@@ -1,0 +1,132 @@
+/**
+ * The Plan: a serialisable value computed by the planner and read by every consumer (text and JSON renderings,
+ * the saved-plan file, the applier). Each change describes itself: its kind, key, a human description, the fields
+ * it sets, the request it becomes and the changes it waits for.
+ */
+import type { EntityKind } from './entities.js';
+
+/** The plan file format version; bumped on any incompatible change to the JSON shape. */
+export const PLAN_FORMAT_VERSION = 1;
+
+/**
+ * What a change does.
+ * - `create`: POST a new record (or re-activate a member who left).
+ * - `adopt`: take over an existing unowned record (logged) and patch what differs.
+ * - `update`: PATCH the fields that differ (never empty).
+ * - `move`: PATCH a department's parent_id (ordered so that no intermediate tree has a cycle).
+ * - `remove`: DELETE (departments, positions, members with member_removal `left`) or PATCH status suspended.
+ */
+export type ChangeOp = 'create' | 'adopt' | 'update' | 'move' | 'remove';
+
+/** All change operations, in the order summaries list them. */
+export const CHANGE_OPS: readonly ChangeOp[] = ['create', 'adopt', 'update', 'move', 'remove'];
+
+/** A value in a request body that is only known once another change of the same run has created its record. */
+export interface PlanRef {
+  /** The id of the change whose created record's platform id goes here. */
+  ref: string;
+}
+
+/** A JSON value, possibly holding a PlanRef. */
+export type PlanValue = string | number | boolean | null | PlanRef | PlanValue[] | { [key: string]: PlanValue };
+
+/** The HTTP request a change becomes (path relative to /api/external/v1; `{ref}` ids are resolved at apply time). */
+export interface PlanRequest {
+  method: 'POST' | 'PATCH' | 'DELETE';
+  /** e.g. `/org/departments`, `/org/members/<account_id>`; a PlanRef id is written as `{ref:<change id>}`. */
+  path: string;
+  body?: Record<string, PlanValue>;
+}
+
+/** One change of a plan. */
+export interface Change {
+  /** Unique within the plan and stable across plans of the same inputs: `<entity>:<op>:<third id>[:<n>]`. */
+  id: string;
+  entity: EntityKind;
+  op: ChangeOp;
+  /** The record's third_*_id (the source id); the key ownership and diffs use. */
+  thirdId: string;
+  /** The platform id (department/position id or member account_id) when the record exists already. */
+  platformId?: string;
+  /** One human sentence, e.g. `rename department "Sales" to "Sales EMEA"`. */
+  description: string;
+  /** Why the planner chose this change (e.g. `missing on the platform`, `name differs`, `gone from the source`). */
+  reason: string;
+  /** The fields this change sets, after normalisation (empty for DELETE). */
+  fields: Record<string, PlanValue>;
+  /** For updates: the platform's current values of the fields it sets. */
+  before?: Record<string, PlanValue>;
+  /** The request it becomes; absent only for an adoption that changes no field (an ownership record, no write). */
+  request?: PlanRequest;
+  /** Ids of the changes that must succeed first. */
+  dependsOn: string[];
+  /** Adoption only: what matched (`third_id`, `name`, `email`, `phone`, `crashed_create`). */
+  adoptedBy?: 'third_id' | 'name' | 'email' | 'phone' | 'crashed_create';
+}
+
+/** A finding that is not a write: unpatchable drift, conflicts with records orgsync does not own, kept departments. */
+export interface PlanWarning {
+  /** Stable code: `unpatchable_drift`, `not_owned_conflict`, `kept_not_empty`, `unresolved_parent`, `empty_source`. */
+  code: string;
+  entity: EntityKind;
+  thirdId: string;
+  platformId?: string;
+  message: string;
+}
+
+/** A change the planner computed but held back: by the policy, or (issue 10) by a grace period. */
+export interface WithheldChange {
+  change: Change;
+  /** `policy:<name>`, `grace`, ... */
+  why: string;
+  /** Grace periods: when the removal becomes due (RFC 3339). */
+  dueAt?: string;
+}
+
+/** A guard that refused the plan (nothing is applied). */
+export interface PlanRefusal {
+  /** `delete_threshold`, later `source_shrink`, `scope_change`. */
+  guard: string;
+  message: string;
+  /** Per entity: removals planned and the limit they exceeded. */
+  entities?: Partial<Record<EntityKind, { removals: number; owned: number; maxCount: number; maxPercent: number }>>;
+}
+
+/** Counts of changes per entity and operation. */
+export type PlanCounts = Record<EntityKind, Record<ChangeOp, number>>;
+
+/** The result of planning one run. */
+export interface Plan {
+  formatVersion: typeof PLAN_FORMAT_VERSION;
+  syncId: string;
+  policy: string;
+  /** When it was computed (RFC 3339), from the injected clock. */
+  createdAt: string;
+  /** Changes in execution order (the applier may run independent ones in parallel). */
+  changes: Change[];
+  warnings: PlanWarning[];
+  withheld: WithheldChange[];
+  /** Set when a guard refused the plan. */
+  refusal?: PlanRefusal;
+  counts: PlanCounts;
+  /** Issue 10 (saved plans): hashes of the inputs it was computed from. */
+  inputs?: { mirrorHash?: string; sourceHash?: string };
+}
+
+/** True when the plan holds at least one write. */
+export function hasChanges(plan: Pick<Plan, 'changes'>): boolean {
+  return plan.changes.length > 0;
+}
+
+/** Counts `changes` per entity and operation (every entity and op present, zero when none). */
+export function countChanges(changes: readonly Change[]): PlanCounts {
+  const zero = (): Record<ChangeOp, number> => ({ create: 0, adopt: 0, update: 0, move: 0, remove: 0 });
+  const counts: PlanCounts = { positions: zero(), departments: zero(), members: zero() };
+  for (const c of changes) counts[c.entity][c.op] += 1;
+  return counts;
+}
+
+/** True when `v` is a PlanRef. */
+export function isPlanRef(v: unknown): v is PlanRef {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { ref?: unknown }).ref === 'string' && Object.keys(v).length === 1;
+}

@@ -1,0 +1,87 @@
+/**
+ * calculatePlan: desired state (sources) x mirror (platform) x ownership -> Plan. Pure: no I/O, no clock.
+ *
+ * Decision table (per record, keyed by the source id = third_*_id; "owned" = metadata.managed_by is this sync.id for
+ * departments/positions, recorded in the state DB for members):
+ *
+ * | desired             | mirror (live)                       | ownership              | action                                   |
+ * |---------------------|-------------------------------------|------------------------|------------------------------------------|
+ * | present             | none                                | -                      | create (parents resolved, refs to creates) |
+ * | present             | none; member left, owned            | owned (state DB)       | create (POST re-activates: re-hire)      |
+ * | present             | same third id                       | owned                  | update only fields that differ; move     |
+ * | present             | same third id                       | unmanaged + adopt      | adopt (log) + patch what differs         |
+ * | present             | same third id                       | unmanaged, pending     | adopt (crashed create of this sync)      |
+ * | present             | same third id                       | unmanaged / other sync | warning not_owned_conflict; left alone   |
+ * | present (dept/pos)  | same name under same parent         | unmanaged + adopt name | adopt: set third id + managed_by         |
+ * | present (member)    | same phone / e-mail, other third id | unmanaged + adopt      | adopt + patch third_user_id              |
+ * | present (member)    | same phone / e-mail, other third id | unmanaged              | warning not_owned_conflict; no create    |
+ * | present (member)    | e-mail / phone differ               | owned                  | warning unpatchable_drift; no write      |
+ * | status left (member)| live                                | owned                  | removal (member_removal)                 |
+ * | absent              | live                                | owned                  | removal (dept: only if it ends up empty) |
+ * | absent              | live                                | not owned              | nothing                                  |
+ * | absent (entity not provided by any source) | any           | any                    | nothing                                  |
+ *
+ * Then: order (order.ts) -> policy (policies.ts) -> guards (guards.ts: empty source, delete threshold).
+ */
+import type { DesiredState, Plan, PlanWarning } from '../domain/index.js';
+import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
+import type { DiffContext } from './context.js';
+import { diffDepartments } from './diff-departments.js';
+import { diffMembers } from './diff-members.js';
+import { diffPositions } from './diff-positions.js';
+import { deleteThresholdGuard, emptySourceGuard, type OwnedCounts } from './guards.js';
+import { orderDepartmentDeletes, orderMoves } from './order.js';
+import { applyPolicy } from './policies.js';
+import type { PlannerSnapshot, PlanOptions } from './types.js';
+
+/** The default delete threshold (README "sync:"). */
+export const DEFAULT_DELETE_THRESHOLD = { max_count: 500, max_percent: 20 } as const;
+
+/** Computes the plan of one run. */
+export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, opts: PlanOptions): Plan {
+  const warnings: PlanWarning[] = [];
+  const ctx: DiffContext = { syncId: opts.syncId, opts, warnings, pending: snapshot.pendingCreates ?? {} };
+
+  const positions = diffPositions(desired.positions, snapshot.positions, desired.provided.positions, ctx);
+  const departments = diffDepartments(desired.departments, snapshot.departments, desired.provided.departments, ctx);
+  const removing = new Set(departments.removalCandidates.map((d) => d.id));
+  const members = diffMembers(desired.members, snapshot.members, snapshot.ownedMembers, desired.provided.members, ctx, {
+    resolveDepartment: (sid) => departments.resolve.get(sid) ?? (desired.provided.departments ? undefined : departments.byThird.get(sid)?.id),
+    removing,
+    tenantRootId: departments.tenantRootId,
+  });
+  const moves = orderMoves(departments.moves, departments, warnings);
+  const deletes = orderDepartmentDeletes(
+    { candidates: departments.removalCandidates, parentOf: departments.parentOf, byId: departments.byId, moves, leaving: members.leaving, staying: members.staying },
+    warnings,
+  );
+  const all = [
+    ...positions.upserts,
+    ...departments.creates,
+    ...departments.upserts,
+    ...moves,
+    ...members.upserts,
+    ...members.removals,
+    ...deletes,
+    ...positions.removals,
+  ];
+  const owned: OwnedCounts = { positions: positions.ownedCount, departments: departments.ownedCount, members: members.ownedCount };
+  const { kept, withheld } = applyPolicy(all, opts.policy);
+  const refusal =
+    emptySourceGuard(desired, owned) ?? deleteThresholdGuard(kept, owned, opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD, opts.allowDeletes);
+  const now = opts.now instanceof Date ? opts.now : new Date(opts.now);
+  return {
+    formatVersion: PLAN_FORMAT_VERSION,
+    syncId: opts.syncId,
+    policy: opts.policy,
+    createdAt: now.toISOString(),
+    changes: kept,
+    warnings,
+    withheld,
+    ...(refusal ? { refusal } : {}),
+    counts: countChanges(kept),
+  };
+}
+
+/** Owned record counts the guards used, recomputed for reports. */
+export type { OwnedCounts };

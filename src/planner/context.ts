@@ -1,0 +1,60 @@
+/** Shared helpers of the per-entity diffs. */
+import type { Change, PlanRef, PlanValue, PlanWarning } from '../domain/index.js';
+import type { PlannerSnapshot, PlanOptions } from './types.js';
+
+/** Where a record points to: an existing platform id, or the create change that will make it (`@<change id>`). */
+export type Target = string;
+
+/** Marks a change id as a target. */
+export function refTarget(changeId: string): Target {
+  return `@${changeId}`;
+}
+
+/** The change id behind a target, or undefined for a platform id. */
+export function targetRef(t: Target): string | undefined {
+  return t.startsWith('@') ? t.slice(1) : undefined;
+}
+
+/** A target as a request body value. */
+export function targetValue(t: Target): string | PlanRef {
+  const ref = targetRef(t);
+  return ref === undefined ? t : { ref };
+}
+
+/** A target as a path segment (`{ref:<id>}` is resolved by the applier). */
+export function targetPath(t: Target): string {
+  const ref = targetRef(t);
+  return ref === undefined ? encodeURIComponent(t) : `{ref:${ref}}`;
+}
+
+/** The state the entity diffs share while one plan is computed. */
+export interface DiffContext {
+  syncId: string;
+  opts: PlanOptions;
+  warnings: PlanWarning[];
+  /** Third ids of creates this sync started but may not have recorded. */
+  pending: NonNullable<PlannerSnapshot['pendingCreates']>;
+}
+
+/** No dependencies (shared frozen array: keeps large plans small). */
+export const NO_DEPS: string[] = Object.freeze([]) as unknown as string[];
+
+/** Builds a change; `fields` doubles as the request body where they are the same object. */
+export function change(c: Change): Change {
+  return c;
+}
+
+/** The dependency list of a value that may point to a change created in this run. */
+export function depsOf(...targets: (Target | undefined)[]): string[] {
+  const out: string[] = [];
+  for (const t of targets) {
+    const ref = t === undefined ? undefined : targetRef(t);
+    if (ref !== undefined && !out.includes(ref)) out.push(ref);
+  }
+  return out.length === 0 ? NO_DEPS : out;
+}
+
+/** JSON-safe copy of a metadata object. */
+export function metadataValue(m: Record<string, unknown> | undefined): Record<string, PlanValue> {
+  return JSON.parse(JSON.stringify(m ?? {})) as Record<string, PlanValue>;
+}

@@ -1,0 +1,144 @@
+/** The two renderings of a Plan: a text table per entity and operation, and one stable JSON document. */
+import type { Change, EntityKind, Plan, PlanValue, QuarantineEntry } from '../domain/index.js';
+import { CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
+
+const SIGN: Record<string, string> = { create: '+', adopt: '@', update: '~', move: '>', remove: '-' };
+
+/** Extra facts the renderings show beside the plan. */
+export interface RenderExtras {
+  quarantine?: readonly QuarantineEntry[];
+}
+
+/** The one-line summary: `Plan: 3 to create, 0 to adopt, 1 to update, 0 to move, 2 to remove.` */
+export function summaryLine(plan: Plan): string {
+  if (plan.changes.length === 0 && !plan.refusal) return 'No changes: the platform is in sync with the sources.';
+  const parts = CHANGE_OPS.map((op) => `${ENTITY_KINDS.reduce((n, e) => n + plan.counts[e][op], 0)} to ${op}`);
+  return `Plan: ${parts.join(', ')}.`;
+}
+
+function json(v: PlanValue | undefined): string {
+  return JSON.stringify(v);
+}
+
+function changeDetail(c: Change): string {
+  const keys = Object.keys(c.fields).filter((k) => k !== 'metadata' || c.op === 'adopt');
+  if (c.op === 'create' || c.op === 'remove' || keys.length === 0) return '';
+  return keys.map((k) => `${k}: ${json(c.before?.[k])} -> ${json(c.fields[k])}`).join('; ');
+}
+
+/** Text: one table per entity and operation, then warnings, withheld changes, quarantine and a summary line. */
+export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
+  const lines: string[] = [];
+  const groups = new Map<string, Change[]>();
+  for (const c of plan.changes) {
+    const k = `${c.entity} ${c.op}`;
+    const list = groups.get(k);
+    if (list) list.push(c);
+    else groups.set(k, [c]);
+  }
+  for (const entity of ENTITY_KINDS) {
+    for (const op of CHANGE_OPS) {
+      const list = groups.get(`${entity} ${op}`);
+      if (!list) continue;
+      lines.push(`${entity} ${op} (${list.length})`);
+      const keyWidth = Math.min(40, Math.max(...list.map((c) => (c.thirdId || c.platformId || '').length), 3));
+      for (const c of list) {
+        const detail = changeDetail(c);
+        lines.push(`  ${SIGN[op]} ${(c.thirdId || c.platformId || '').padEnd(keyWidth)}  ${c.description}${detail ? `  [${detail}]` : ''}  (${c.reason})`);
+      }
+      lines.push('');
+    }
+  }
+  if (plan.warnings.length > 0) {
+    lines.push(`warnings (${plan.warnings.length})`);
+    for (const w of plan.warnings) lines.push(`  ! ${w.code} ${w.entity} ${w.thirdId || w.platformId || ''}: ${w.message}`);
+    lines.push('');
+  }
+  if (plan.withheld.length > 0) {
+    lines.push(`withheld (${plan.withheld.length})`);
+    for (const w of plan.withheld) lines.push(`  . ${w.change.entity} ${w.change.op} ${w.change.thirdId || w.change.platformId || ''}: ${w.change.description} (${w.why}${w.dueAt ? `, due ${w.dueAt}` : ''})`);
+    lines.push('');
+  }
+  if (extras.quarantine && extras.quarantine.length > 0) {
+    lines.push(`quarantined (${extras.quarantine.length})`);
+    for (const q of extras.quarantine) lines.push(`  ? ${q.entity} ${q.source_id ?? ''} ${q.source} ${q.location}: ${q.reason}: ${q.message}`);
+    lines.push('');
+  }
+  if (plan.refusal) lines.push(`REFUSED by ${plan.refusal.guard}: ${plan.refusal.message}`);
+  const perEntity = ENTITY_KINDS.map((e) => `${e} ${CHANGE_OPS.reduce((n, op) => n + plan.counts[e][op], 0)}`).join(', ');
+  lines.push(`${summaryLine(plan)}${plan.changes.length > 0 ? ` (${perEntity})` : ''}${plan.warnings.length ? ` ${plan.warnings.length} warning(s).` : ''}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The JSON shape of `orgsync plan --output json` (README "orgsync plan"). Stable: fields are only ever added. */
+export interface PlanJson {
+  format_version: number;
+  sync_id: string;
+  policy: string;
+  created_at: string;
+  in_sync: boolean;
+  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; withheld: number; quarantined: number };
+  refusal: { guard: string; message: string; entities?: unknown } | null;
+  changes: {
+    id: string;
+    entity: EntityKind;
+    op: string;
+    third_id: string;
+    platform_id: string | null;
+    description: string;
+    reason: string;
+    fields: Record<string, PlanValue>;
+    before: Record<string, PlanValue> | null;
+    request: { method: string; path: string; body: Record<string, PlanValue> | null } | null;
+    depends_on: string[];
+    adopted_by: string | null;
+  }[];
+  warnings: { code: string; entity: EntityKind; third_id: string; platform_id: string | null; message: string }[];
+  withheld: { id: string; entity: EntityKind; op: string; third_id: string; description: string; why: string; due_at: string | null }[];
+  quarantine: { source: string; entity: EntityKind; source_id: string | null; location: string; reason: string; message: string }[];
+}
+
+/** The JSON document of a plan. */
+export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
+  const quarantine = extras.quarantine ?? [];
+  return {
+    format_version: plan.formatVersion,
+    sync_id: plan.syncId,
+    policy: plan.policy,
+    created_at: plan.createdAt,
+    in_sync: plan.changes.length === 0,
+    summary: {
+      ...plan.counts,
+      total: plan.changes.length,
+      warnings: plan.warnings.length,
+      withheld: plan.withheld.length,
+      quarantined: quarantine.length,
+    },
+    refusal: plan.refusal ? { guard: plan.refusal.guard, message: plan.refusal.message, ...(plan.refusal.entities ? { entities: plan.refusal.entities } : {}) } : null,
+    changes: plan.changes.map((c) => ({
+      id: c.id,
+      entity: c.entity,
+      op: c.op,
+      third_id: c.thirdId,
+      platform_id: c.platformId ?? null,
+      description: c.description,
+      reason: c.reason,
+      fields: c.fields,
+      before: c.before ?? null,
+      request: c.request ? { method: c.request.method, path: c.request.path, body: c.request.body ?? null } : null,
+      depends_on: c.dependsOn,
+      adopted_by: c.adoptedBy ?? null,
+    })),
+    warnings: plan.warnings.map((w) => ({ code: w.code, entity: w.entity, third_id: w.thirdId, platform_id: w.platformId ?? null, message: w.message })),
+    withheld: plan.withheld.map((w) => ({
+      id: w.change.id,
+      entity: w.change.entity,
+      op: w.change.op,
+      third_id: w.change.thirdId,
+      description: w.change.description,
+      why: w.why,
+      due_at: w.dueAt ?? null,
+    })),
+    quarantine: quarantine.map((q) => ({ source: q.source, entity: q.entity, source_id: q.source_id ?? null, location: q.location, reason: q.reason, message: q.message })),
+  };
+}

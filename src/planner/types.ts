@@ -1,0 +1,35 @@
+/** Inputs of the planner: what the mirror holds and the options of one run. */
+import type { PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
+import type { SyncConfig, SyncPolicy } from '../config/sync.js';
+
+/** The platform as the mirror last saw it, plus orgsync's own ownership records. */
+export interface PlannerSnapshot {
+  /** Departments (tombstones with status `deleted` are ignored). Must include the tenant root (depth 0). */
+  departments: readonly PlatformDepartment[];
+  /** Positions (tombstones ignored). */
+  positions: readonly PlatformPosition[];
+  /** Members; `left` tombstones may be present (they matter only for re-hire). */
+  members: readonly PlatformMember[];
+  /** Members this sync owns: third_user_id -> account_id (state DB). */
+  ownedMembers: ReadonlyMap<string, string>;
+  /**
+   * Third ids of creates this sync started but may not have recorded (a crash between the POST and the ownership
+   * write). A live record with such a third id is this sync's own and is adopted.
+   */
+  pendingCreates?: { members?: ReadonlySet<string>; departments?: ReadonlySet<string>; positions?: ReadonlySet<string> };
+}
+
+/** Options of one planning. Time comes in as an argument: the planner reads no clock. */
+export interface PlanOptions {
+  syncId: string;
+  policy: SyncPolicy;
+  /** Milliseconds since the epoch (or a Date). */
+  now: number | Date;
+  memberRemoval?: SyncConfig['member_removal'];
+  /** Platform id or third_department_id of the department the source tree hangs under. */
+  rootDepartment?: string;
+  adopt?: Partial<SyncConfig['adopt']>;
+  deleteThreshold?: SyncConfig['delete_threshold'];
+  /** `--allow-deletes N`: permits up to N removals in this run despite the threshold. */
+  allowDeletes?: number;
+}

@@ -1,0 +1,56 @@
+/** Builders of platform records and desired states for planner unit tests. */
+import type { DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
+import type { PlannerSnapshot } from '../../src/planner/index.js';
+
+export const ROOT: PlatformDepartment = dept({ id: 'root', parent_id: '', name: 'Acme', path: '/Acme', depth: 0, third_department_id: '', metadata: {} });
+
+export function dept(p: Partial<PlatformDepartment> & { id: string; name: string }): PlatformDepartment {
+  return {
+    parent_id: 'root',
+    path: `/Acme/${p.name}`,
+    depth: 1,
+    sort_order: 0,
+    third_department_id: '',
+    member_count: 0,
+    metadata: { managed_by: 'hr' },
+    status: 'active',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    ...p,
+  };
+}
+
+export function member(p: Partial<PlatformMember> & { account_id: string; display_name: string }): PlatformMember {
+  return { email: '', phone: '', third_user_id: '', title: '', department_id: '', status: 'active', roles: ['tenant.member'], updated_at: '2026-01-01T00:00:00.000Z', ...p };
+}
+
+export function position(p: Partial<PlatformPosition> & { id: string; name: string }): PlatformPosition {
+  return {
+    description: '',
+    sort_order: 0,
+    third_position_id: '',
+    is_system: false,
+    member_count: 0,
+    agent_count: 0,
+    metadata: { managed_by: 'hr' },
+    status: 'active',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    ...p,
+  };
+}
+
+export function desired(p: Partial<DesiredState> = {}): DesiredState {
+  return {
+    departments: [],
+    positions: [],
+    members: [],
+    quarantine: [],
+    provided: { departments: true, positions: true, members: true },
+    ...p,
+  };
+}
+
+export function snapshot(p: Partial<PlannerSnapshot> = {}): PlannerSnapshot {
+  return { departments: [ROOT], positions: [], members: [], ownedMembers: new Map(), ...p };
+}
+
+export const OPTS = { syncId: 'hr', policy: 'sync' as const, now: Date.UTC(2026, 10, 22), deleteThreshold: { max_count: 500, max_percent: 100 } };
