@@ -105,8 +105,9 @@ export async function buildTranslateApp(opts: BuildTranslateAppOptions = {}): Pr
       return reply.code(TRANSLATE_ERROR_STATUS.file_too_large).send(translateErrorBody('file_too_large', `the file exceeds the limit of ${seed.max_file_bytes} bytes`, String(req.id)));
     }
     if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-      const code = e.statusCode === 413 ? 'file_too_large' : e.statusCode === 404 ? 'not_found' : 'invalid_request';
-      return reply.code(e.statusCode === 413 || e.statusCode === 404 ? e.statusCode : 400).send(translateErrorBody(code, e.message ?? 'invalid request', String(req.id)));
+      // Malformed JSON, too many multipart parts, a JSON body over fastify's limit: the request is wrong, not the file.
+      const code = e.statusCode === 404 ? 'not_found' : 'invalid_request';
+      return reply.code(TRANSLATE_ERROR_STATUS[code]).send(translateErrorBody(code, e.message ?? 'invalid request', String(req.id)));
     }
     logger.error({ request_id: req.id, err: e.message }, 'translate: internal error');
     return reply.code(500).send(translateErrorBody('internal_error', 'internal error', String(req.id)));

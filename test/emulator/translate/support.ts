@@ -71,7 +71,7 @@ export interface Harness {
   clock: ManualClock;
   built: TranslateApp;
   base: string;
-  call(method: string, path: string, opts?: { key?: string | null; json?: unknown; headers?: Record<string, string>; body?: BodyInit }): Promise<Response>;
+  call(method: string, path: string, opts?: { key?: string | null; json?: unknown; headers?: Record<string, string>; body?: string | FormData }): Promise<Response>;
   upload(bytes: Uint8Array, opts?: { key?: string; filename?: string; field?: string }): Promise<Response>;
   close(): Promise<void>;
 }
