@@ -3,6 +3,7 @@ import { EXIT, isOrgsyncError, oneLine } from '../shared/errors.js';
 import type { CliContext, CommandResult } from './context.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerConfigCommand } from './commands/config.js';
+import { registerMirrorCommand } from './commands/mirror.js';
 
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
 type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void) => void;
@@ -10,6 +11,7 @@ type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<Comm
 const registrars: Registrar[] = [
   registerEmulatorCommand,
   registerConfigCommand,
+  registerMirrorCommand,
 ];
 
 /** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */

@@ -20,8 +20,23 @@ export const stateConfigSchema = z
   .strictObject({
     path: z.string().min(1).default('./var/orgsync.db').describe('SQLite file; relative paths resolve against the config file\'s folder.'),
     mirror_overlap_seconds: z.number().int().min(0).default(120).describe('Incremental refresh re-reads this many seconds before the watermark.'),
-    full_walk_every: z.string().default('24h').describe('Take a full walk (and drop records it did not see) when the last one is older than this.'),
+    full_walk_every: z
+      .string()
+      .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 24h, 90m, 1h30m or 3600s' })
+      .default('24h')
+      .describe('Take a full walk (and drop records it did not see) when the last one is older than this (e.g. 24h, 90m, 1h30m).'),
   })
   .describe('Local state: the mirror of the platform and orgsync\'s own records.');
 
 export type StateConfig = z.infer<typeof stateConfigSchema>;
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses a duration such as `24h`, `90m`, `1h30m`, `3600s`, `500ms` or `1d` into milliseconds; undefined when invalid or zero. */
+export function parseDuration(text: string): number | undefined {
+  const parts = /^\s*((?:\d+(?:\.\d+)?(?:ms|s|m|h|d)\s*)+)$/.exec(text);
+  if (!parts) return undefined;
+  let total = 0;
+  for (const [, n, unit] of parts[1]!.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)) total += Number(n) * DURATION_UNITS[unit!]!;
+  return total > 0 ? Math.round(total) : undefined;
+}

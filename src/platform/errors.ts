@@ -168,3 +168,16 @@ export function errorFromResponse(
   const text = `${target.method} ${target.route}: ${status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`;
   return platformError({ kind: finalKind, message: text, status, code, retryAfterMs, requestId, ...target });
 }
+
+/**
+ * The user-facing form of a platform failure (one line, exit code 1), for the CLI and the daemon. A credential
+ * without the scope gets a sentence that says which scope is missing.
+ */
+export function describePlatformError(err: PlatformError): string {
+  if (err.kind === 'scope_denied') {
+    const scope = err.method === 'GET' ? 'tenant.org.read' : 'tenant.org.write';
+    return `the platform credential lacks the scope ${scope} (${err.message})`;
+  }
+  if (err.kind === 'unauthorized') return `the platform rejected the credential (${err.message})`;
+  return `platform request failed: ${err.message}`;
+}
