@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { ManualClock } from '../../../src/shared/clock.js';
 import type { Logger } from '../../../src/shared/logger.js';
 import { seedSchema } from '../../../src/emulator/core/seed.js';
@@ -20,6 +21,12 @@ describe('translate seed block', () => {
     expect(() => parseTranslateSeed({ translate: { max_file_bytes: -1 } })).toThrow(/seed translate\.max_file_bytes/);
     expect(() => parseTranslateSeed({ translate: { api_keys: [{ key: 'short' }] } })).toThrow(/translate\.api_keys\.0\.key/);
     expect(() => parseTranslateSeed({ translate: { api_keys: [{ key: 'tk_demo_abcdef' }, { key: 'tk_demo_abcdef' }] } })).toThrow(/api_keys\.1\.key: duplicate key/);
+  });
+
+  it('the example seed (config/seed.example.yaml) has a valid translate block', () => {
+    const example: unknown = parseYaml(readFileSync(new URL('../../../config/seed.example.yaml', import.meta.url), 'utf8'));
+    const block = parseTranslateSeed(example);
+    expect(block.api_keys.map((k) => [k.name, k.disabled])).toEqual([['demo', false], ['leaked', true]]);
   });
 
   it('takes the whole seed or the block itself', () => {
