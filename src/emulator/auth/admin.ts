@@ -42,7 +42,7 @@ const tokenBodySchema = z.object({ token: z.string().min(1) });
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
   const parsed = schema.safeParse(body ?? {});
-  if (!parsed.success) throw badRequest(describeIssues(parsed.error.issues));
+  if (!parsed.success) throw badRequest(describeIssues(parsed.error.issues, body ?? {}));
   return parsed.data;
 }
 
@@ -118,7 +118,10 @@ export function registerAuthAdminRoutes(admin: FastifyInstance, state: AuthState
 
   const keyList = () => ({ keys: state.keys.all().map((k) => ({ kid: k.kid, status: k.status })) });
 
-  admin.get('/_emulator/keys', async () => keyList());
+  admin.get('/_emulator/keys', async () => {
+    await state.keys.ensure();
+    return keyList();
+  });
 
   admin.post('/_emulator/keys/rotate', async () => {
     await state.keys.rotate();
@@ -126,6 +129,7 @@ export function registerAuthAdminRoutes(admin: FastifyInstance, state: AuthState
   });
 
   admin.delete<{ Params: { kid: string } }>('/_emulator/keys/:kid', async (req) => {
+    await state.keys.ensure();
     const result = state.keys.remove(req.params.kid);
     if (result === 'not_found') throw notFound(`no key ${req.params.kid} in the key set`);
     if (result === 'active') throw new ApiError(409, 'key_is_active', 'the active signing key cannot be removed; rotate first');

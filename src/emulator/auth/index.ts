@@ -42,6 +42,7 @@ async function registerRoutes(app: FastifyInstance, state: AuthState): Promise<v
     if (ctx.switches.get(JWKS_UNAVAILABLE_SWITCH)) {
       return reply.code(503).header('content-type', 'text/plain; charset=utf-8').send(JSON.stringify({ error: 'keys_unavailable' }));
     }
+    await state.keys.ensure();
     return reply.header('cache-control', 'public, max-age=60').send(keySet(state));
   });
 
@@ -76,7 +77,6 @@ export const authArea: EmulatorArea = {
   },
   async routes(app, ctx) {
     const state = stateOf(ctx);
-    await state.keys.ensure();
     ctx.credentials.add(sessionTokenResolver(state));
     ctx.credentials.add(appTokenResolver(state));
     await app.register(async (scope) => registerRoutes(scope, state));

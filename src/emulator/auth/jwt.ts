@@ -37,7 +37,7 @@ export interface IdTokenProfile {
 
 /** Signs an access JWT with the active key. */
 export async function signAccessToken(keys: SigningKeys, claims: Omit<AccessClaims, 'jti'>): Promise<string> {
-  const key = keys.active();
+  const key = await keys.active();
   const { iss, sub, aud, iat, exp, ...rest } = claims;
   return new SignJWT({ ...rest })
     .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: ACCESS_TOKEN_TYP })
@@ -55,7 +55,7 @@ export async function signIdToken(
   keys: SigningKeys,
   opts: { issuer: string; audience: string; iat: number; exp: number; nonce: string | undefined; profile: IdTokenProfile },
 ): Promise<string> {
-  const key = keys.active();
+  const key = await keys.active();
   const { sub, ...profile } = opts.profile;
   const payload: Record<string, unknown> = { ...profile, auth_time: opts.iat };
   if (opts.nonce !== undefined) payload.nonce = opts.nonce;

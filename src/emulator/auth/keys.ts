@@ -26,12 +26,23 @@ export type RemoveKeyResult = 'removed' | 'not_found' | 'active';
 /** The key ring over the store. */
 export class SigningKeys {
   private readonly loaded = new Map<string, SigningKey>();
+  private ensuring: Promise<void> | undefined;
 
   constructor(private readonly store: AuthStore, private readonly clock: Clock) {}
 
-  /** On first start there are no keys: makes an active and a retiring one (the spec lists both). */
+  /**
+   * Without keys yet (first use of a fresh store), makes an active and a retiring one (the spec lists both).
+   * Called lazily by whatever needs keys, so that an emulator that never signs pays nothing for RSA key generation.
+   */
   async ensure(): Promise<void> {
     if (this.store.keys().some((k) => k.status === 'active')) return;
+    this.ensuring ??= this.generateInitial().finally(() => {
+      this.ensuring = undefined;
+    });
+    return this.ensuring;
+  }
+
+  private async generateInitial(): Promise<void> {
     const [active, retiring] = await Promise.all([newKey(), newKey()]);
     const now = this.clock.now();
     this.store.transaction(() => {
@@ -62,8 +73,9 @@ export class SigningKeys {
       .sort((a, b) => (a.status === b.status ? 0 : a.status === 'active' ? -1 : 1));
   }
 
-  /** The key that signs new tokens. */
-  active(): SigningKey {
+  /** The key that signs new tokens (made on first use). */
+  async active(): Promise<SigningKey> {
+    await this.ensure();
     const key = this.all().find((k) => k.status === 'active');
     if (!key) throw new Error('no active signing key');
     return key;
@@ -76,6 +88,7 @@ export class SigningKeys {
 
   /** A new active key; the active key retires and the previous retiring key leaves the set. */
   async rotate(): Promise<SigningKey> {
+    await this.ensure();
     const fresh = await newKey();
     this.store.rotateTo(fresh.kid, fresh.privateJwk, this.clock.now());
     return this.active();

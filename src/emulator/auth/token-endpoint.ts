@@ -23,12 +23,12 @@ export interface TokenResponse { status: 200; body: Record<string, unknown> }
 
 const nonEmpty = z.string().min(1);
 /** Form bodies carry strings; JSON bodies numbers. Both are accepted for integer fields. */
-const intLike = z.union([z.number().int(), z.string().regex(/^-?\d+$/, 'must be an integer').transform(Number)]);
+const intLike = z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)], { error: 'must be an integer' });
 /** An array, or in a form body repeated keys or one space- or comma-separated value. */
 const stringList = z.union([
   z.array(z.string()),
   z.string().transform((s) => s.split(/[\s,]+/).filter(Boolean)),
-]);
+], { error: 'must be an array of capability names' });
 
 const clientAuth = { client_id: nonEmpty, client_secret: nonEmpty };
 const sessionOptions = { capability_bindings: stringList.optional(), ttl_seconds: intLike.optional() };
@@ -38,7 +38,7 @@ const grantSchemas = {
   runtime_access: z.strictObject({
     grant_type: z.literal('runtime_access'),
     ...clientAuth,
-    tenant_id: z.union([z.number().int(), z.string().regex(/^\d+$/, 'must be an integer tenant id').transform(Number)]),
+    tenant_id: z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)], { error: 'must be an integer tenant id (number or string)' }),
     ...sessionOptions,
     agent_id: nonEmpty.optional(),
     account_id: nonEmpty.optional(),
@@ -50,13 +50,14 @@ const grantSchemas = {
 type GrantRequest<G extends keyof typeof grantSchemas> = z.infer<(typeof grantSchemas)[G]>;
 
 /** One line naming the first problem of a request (unknown properties first). */
-export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+export function describeIssues(issues: readonly z.core.$ZodIssue[], input?: unknown): string {
   const sorted = [...issues].sort((a, b) => Number(b.code === 'unrecognized_keys') - Number(a.code === 'unrecognized_keys'));
   const issue = sorted[0];
   if (!issue) return 'invalid request';
   if (issue.code === 'unrecognized_keys') return `unknown property: ${issue.keys.join(', ')}`;
   const field = issue.path.map(String).join('.') || 'body';
-  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${field}: required`;
+  const top = issue.path.length === 1 && input !== null && typeof input === 'object' ? (input as Record<PropertyKey, unknown>)[issue.path[0]!] : 0;
+  if (top === undefined || (issue.code === 'invalid_type' && /received undefined/.test(issue.message))) return `${field}: required`;
   return `${field}: ${issue.message}`;
 }
 
@@ -117,7 +118,7 @@ export async function handleTokenRequest(state: AuthState, body: unknown, author
   }
   const grant = grantType as keyof typeof grantSchemas;
   const parsed = grantSchemas[grant].safeParse(fields);
-  if (!parsed.success) throw badRequest(describeIssues(parsed.error.issues));
+  if (!parsed.success) throw badRequest(describeIssues(parsed.error.issues, fields));
   const req = parsed.data;
 
   const client = state.clients.authenticate(req.client_id, req.client_secret);
