@@ -1,10 +1,236 @@
 import { z } from 'zod';
 
-// Placeholder until the connectors issue lands its per-type schemas here.
+/**
+ * `sources:` — where HR truth comes from. One entry per source, a discriminated union on `type`
+ * (`csv`, `hris-json`, `ldap`). Sources are merged per entity by source id; for each field the first source in
+ * config order that has a value wins, unless a source lists the field in `authoritative_fields`.
+ */
+
+/**
+ * How a field is read from a record: an attribute / column / dotted JSON path (`department.id`), a template with
+ * `{name}` placeholders (`"{givenName} {sn}"`), or a list of those where the first non-empty value wins
+ * (`[telephoneNumber, mobile]`).
+ */
+export const fieldSpecSchema = z
+  .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+  .describe('An attribute, column or dotted path; a template such as "{givenName} {sn}"; or a list of those (first non-empty wins).');
+
+/** A mapped field spec. */
+export type FieldSpec = z.infer<typeof fieldSpecSchema>;
+
+const memberStatusSchema = z.enum(['active', 'suspended', 'left']);
+
+/** `status_map`: a source's status value -> active | suspended | left. */
+export const statusMapSchema = z
+  .record(z.string(), memberStatusSchema)
+  .describe('Maps the source\'s status values to active, suspended or left (e.g. {Terminated: left, "On Leave": suspended}). Values already equal to active/suspended/left need no entry.');
+
+/** Department fields. */
+export const departmentFieldsSchema = z
+  .strictObject({
+    id: fieldSpecSchema.describe('The department\'s source id (becomes third_department_id).'),
+    name: fieldSpecSchema.describe('The department\'s name.'),
+    parent: fieldSpecSchema.optional().describe('The parent department\'s source id; empty means top level.'),
+    sort_order: fieldSpecSchema.optional().describe('An integer sort order.'),
+  })
+  .describe('How department fields are read.');
+
+/** Position fields. */
+export const positionFieldsSchema = z
+  .strictObject({
+    id: fieldSpecSchema.describe('The position\'s source id (becomes third_position_id).'),
+    name: fieldSpecSchema.describe('The position\'s name.'),
+    description: fieldSpecSchema.optional().describe('A description.'),
+    sort_order: fieldSpecSchema.optional().describe('An integer sort order.'),
+  })
+  .describe('How position fields are read.');
+
+/** Member fields. */
+export const memberFieldsSchema = z
+  .strictObject({
+    id: fieldSpecSchema.describe('The member\'s source id (becomes third_user_id).'),
+    display_name: fieldSpecSchema.describe('The display name, e.g. "{first_name} {last_name}".'),
+    email: fieldSpecSchema.optional().describe('E-mail; trimmed and lower-cased.'),
+    phone: fieldSpecSchema.optional().describe('Phone; converted to E.164 using the source\'s phone_region for national numbers.'),
+    title: fieldSpecSchema.optional().describe('Job title.'),
+    department: fieldSpecSchema.optional().describe('The source id of the member\'s department.'),
+    department_path: fieldSpecSchema
+      .optional()
+      .describe('A department path such as "Engineering/Platform/SRE": the departments are derived from it (id = the path, name = its last part, parent = the path above) and the member is placed in the last one.'),
+    status: fieldSpecSchema.optional().describe('The status value, translated by status_map; when unmapped every member is active.'),
+  })
+  .describe('How member fields are read.');
+
+const memberOptions = {
+  status_map: statusMapSchema.optional(),
+  path_separator: z.string().min(1).default('/').describe('Separator of department_path values.'),
+};
+
+const common = {
+  name: z.string().min(1).regex(/^[A-Za-z0-9_.-]+$/, 'use letters, digits, "_", "-" or "."').describe('The source\'s name (in reports and record origins).'),
+  phone_region: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 region such as US or DE')
+    .optional()
+    .describe('Default region for phone numbers written without a country code (ISO 3166-1 alpha-2, e.g. US). Without it such numbers are invalid.'),
+  authoritative_fields: z
+    .array(z.string().regex(/^(departments|positions|members)\.[a-z_]+$/, 'write entity.field, e.g. members.title'))
+    .default([])
+    .describe('Fields (entity.field, e.g. members.title) for which this source wins over sources listed before it.'),
+};
+
+// --- CSV ---------------------------------------------------------------------------------------------------------
+
+const csvFileOptions = {
+  file: z.string().min(1).describe('The CSV file; relative paths resolve against the config file\'s folder.'),
+  encoding: z.string().min(1).optional().describe('Overrides the source\'s encoding for this file.'),
+};
+
+/** A CSV `type: csv` source. */
+export const csvSourceSchema = z
+  .strictObject({
+    ...common,
+    type: z.literal('csv'),
+    delimiter: z.string().min(1).max(4).default(',').describe('Field delimiter.'),
+    quote: z.string().length(1).default('"').describe('Quote character.'),
+    header: z.boolean().default(true).describe('The first row names the columns. Without a header, map columns by number ("1", "2", ...).'),
+    encoding: z
+      .string()
+      .min(1)
+      .default('utf-8')
+      .describe('utf-8 (with or without BOM), utf-16le, gb18030, gbk, or another encoding iconv-lite knows.'),
+    departments: z.strictObject({ ...csvFileOptions, fields: departmentFieldsSchema }).optional().describe('The departments file.'),
+    positions: z.strictObject({ ...csvFileOptions, fields: positionFieldsSchema }).optional().describe('The positions file.'),
+    members: z.strictObject({ ...csvFileOptions, ...memberOptions, fields: memberFieldsSchema }).optional().describe('The members file.'),
+  })
+  .describe('CSV files, one per entity; read streaming.');
+
+// --- HRIS JSON ---------------------------------------------------------------------------------------------------
+
+/** HRIS JSON pagination. */
+export const paginationSchema = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('none') }),
+    z.strictObject({
+      type: z.literal('next-link'),
+      next_path: z.string().min(1).describe('Dotted path in the response to the next page\'s URL (absolute or relative); empty or absent ends the walk.'),
+    }),
+    z.strictObject({
+      type: z.literal('cursor'),
+      cursor_path: z.string().min(1).describe('Dotted path in the response to the next cursor; empty or absent ends the walk.'),
+      cursor_param: z.string().min(1).describe('Query parameter that carries the cursor.'),
+      size_param: z.string().min(1).optional().describe('Query parameter for the page size.'),
+      size: z.number().int().min(1).optional().describe('Page size to ask for.'),
+    }),
+    z.strictObject({
+      type: z.literal('page'),
+      page_param: z.string().min(1).default('page').describe('Query parameter for the page number.'),
+      size_param: z.string().min(1).optional().describe('Query parameter for the page size.'),
+      size: z.number().int().min(1).default(100).describe('Page size; a page with fewer items is the last.'),
+      start: z.number().int().min(0).default(1).describe('Number of the first page.'),
+    }),
+  ])
+  .describe('How to walk the pages of a URL.');
+
+const hrisEntity = {
+  url: z.url({ protocol: /^https?$/ }).optional().describe('HTTP(S) address of the first page (give url or file).'),
+  file: z.string().min(1).optional().describe('A JSON file instead of a URL; relative to the config file.'),
+  items_path: z.string().default('').describe('Dotted path to the array of records in each response; empty: the response is the array.'),
+  pagination: paginationSchema.default({ type: 'none' }),
+};
+
+const oneOfUrlFile = (v: { url?: string | undefined; file?: string | undefined }) => (v.url === undefined) !== (v.file === undefined);
+const urlFileMessage = { message: 'give either url or file' };
+
+/** A `type: hris-json` source. */
+export const hrisJsonSourceSchema = z
+  .strictObject({
+    ...common,
+    type: z.literal('hris-json'),
+    headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers sent with every request of this source (e.g. Authorization: "Bearer ${HRIS_TOKEN}").'),
+    timeout_ms: z.number().int().min(100).default(30_000).describe('Per-request timeout.'),
+    max_attempts: z.number().int().min(1).max(10).default(3).describe('Attempts per page for 429, 5xx and network errors.'),
+    max_pages: z.number().int().min(1).default(10_000).describe('A walk with more pages than this fails (a pagination loop).'),
+    departments: z.strictObject({ ...hrisEntity, fields: departmentFieldsSchema }).refine(oneOfUrlFile, urlFileMessage).optional(),
+    positions: z.strictObject({ ...hrisEntity, fields: positionFieldsSchema }).refine(oneOfUrlFile, urlFileMessage).optional(),
+    members: z.strictObject({ ...hrisEntity, ...memberOptions, fields: memberFieldsSchema }).refine(oneOfUrlFile, urlFileMessage).optional(),
+  })
+  .describe('An HRIS JSON API (or JSON files): fields mapped by dotted paths.');
+
+// --- LDAP --------------------------------------------------------------------------------------------------------
+
+const ldapSearch = {
+  base_dn: z.string().min(1).optional().describe('Search base; default: the source\'s base_dn.'),
+  filter: z.string().min(1).optional().describe('LDAP filter; default from the profile.'),
+  scope: z.enum(['sub', 'one']).default('sub').describe('Search scope.'),
+};
+
+/** A `type: ldap` source. */
+export const ldapSourceSchema = z
+  .strictObject({
+    ...common,
+    type: z.literal('ldap'),
+    profile: z
+      .enum(['openldap', 'active-directory'])
+      .default('openldap')
+      .describe('Default mappings: openldap (inetOrgPerson, departments from the OU tree) or active-directory (objectGUID ids, department attribute, userAccountControl).'),
+    url: z.string().regex(/^ldaps?:\/\/[^/]+\/?$/, 'an ldap:// or ldaps:// URL with host and port only').describe('Server, e.g. ldaps://ldap.example:636.'),
+    start_tls: z.boolean().default(false).describe('Upgrade an ldap:// connection with StartTLS before binding.'),
+    ca_file: z.string().min(1).optional().describe('PEM file of the CA that signed the server certificate (ldaps or StartTLS); the certificate is always verified.'),
+    tls_server_name: z.string().min(1).optional().describe('Name to verify in the server certificate when it differs from the URL\'s host.'),
+    bind_dn: z.string().min(1).optional().describe('DN for a simple bind; absent: anonymous.'),
+    bind_password: z.string().optional().describe('Bind password; use ${ENV} or bind_password_file.'),
+    base_dn: z.string().min(1).describe('Default search base.'),
+    page_size: z.number().int().min(1).max(10_000).default(500).describe('Paged-search page size (Active Directory returns at most 1,000).'),
+    time_limit_seconds: z.number().int().min(0).default(120).describe('Server time limit per search (0: none; Active Directory caps a search at 120 s).'),
+    timeout_ms: z.number().int().min(100).default(300_000).describe('Client time limit for one operation (a page).'),
+    connect_timeout_ms: z.number().int().min(100).default(10_000).describe('TCP/TLS connect timeout.'),
+    departments: z
+      .union([
+        z.literal(false),
+        z.strictObject({
+          ...ldapSearch,
+          fields: departmentFieldsSchema.partial().default({}).describe('Overrides of the profile\'s department fields (parent defaults to the nearest department above in the DN).'),
+        }),
+      ])
+      .optional()
+      .describe('Departments from the OU tree (openldap default), or false. With active-directory, departments come from the members\' department attribute unless this is set.'),
+    positions: z
+      .strictObject({ ...ldapSearch, filter: z.string().min(1), fields: positionFieldsSchema })
+      .optional()
+      .describe('Positions from entries (no profile default).'),
+    members: z
+      .strictObject({
+        ...ldapSearch,
+        ...memberOptions,
+        fields: memberFieldsSchema.partial().default({}).describe('Overrides of the profile\'s member fields; the pseudo-attribute "dn" is the entry\'s DN.'),
+        department_from: z
+          .enum(['dn', 'attribute'])
+          .optional()
+          .describe('dn: the nearest department above the member\'s DN (openldap default); attribute: fields.department or fields.department_path (active-directory default).'),
+      })
+      .default({ scope: 'sub', path_separator: '/', fields: {} })
+      .describe('Member search and mapping.'),
+  })
+  .describe('An LDAP directory or Active Directory, read with paged searches.');
+
+/** One source. */
+export const sourceConfigSchema = z.discriminatedUnion('type', [csvSourceSchema, hrisJsonSourceSchema, ldapSourceSchema]);
+
 /** `sources:` — where HR truth comes from. */
 export const sourcesConfigSchema = z
-  .array(z.looseObject({ name: z.string().min(1), type: z.string().min(1) }))
+  .array(sourceConfigSchema)
   .default([])
-  .describe('HR sources, merged per entity by source id in this order of precedence.');
+  .refine((list) => new Set(list.map((s) => s.name)).size === list.length, { message: 'source names must be unique' })
+  .describe('HR sources, merged per entity by source id; for each field the first source (in this order) with a value wins.');
 
-export type SourceConfig = z.infer<typeof sourcesConfigSchema>[number];
+/** One configured source. */
+export type SourceConfig = z.infer<typeof sourceConfigSchema>;
+/** A CSV source. */
+export type CsvSourceConfig = z.infer<typeof csvSourceSchema>;
+/** An HRIS JSON source. */
+export type HrisJsonSourceConfig = z.infer<typeof hrisJsonSourceSchema>;
+/** An LDAP source. */
+export type LdapSourceConfig = z.infer<typeof ldapSourceSchema>;
+/** HRIS pagination. */
+export type PaginationConfig = z.infer<typeof paginationSchema>;

@@ -1,0 +1,42 @@
+/**
+ * desired/: pure mapping, normalisation, merge and validation. `buildDesiredState` turns the batches of every
+ * source (in config order) into the one DesiredState of a run.
+ */
+import type { DesiredDepartment, DesiredMember, DesiredPosition, DesiredState, QuarantineEntry } from '../domain/desired.js';
+import type { SourceBatch, SourceMember } from './mapping.js';
+import { mergeEntity } from './merge.js';
+import { validateDepartments, validateMembers } from './validate.js';
+
+export * from './fields.js';
+export * from './mapping.js';
+export * from './normalise.js';
+export * from './merge.js';
+export * from './validate.js';
+
+/** Merges, validates and quarantines: the desired state of one run. */
+export function buildDesiredState(batches: SourceBatch[]): DesiredState {
+  const quarantine: QuarantineEntry[] = batches.flatMap((b) => b.quarantine);
+  const provided = {
+    departments: batches.some((b) => b.provided.departments),
+    positions: batches.some((b) => b.provided.positions),
+    members: batches.some((b) => b.provided.members),
+  };
+
+  const deps = mergeEntity<DesiredDepartment>('departments', batches, (b) => b.departments);
+  const pos = mergeEntity<DesiredPosition>('positions', batches, (b) => b.positions);
+  const mem = mergeEntity<SourceMember>('members', batches, (b) => b.members);
+  quarantine.push(...deps.quarantine, ...pos.quarantine, ...mem.quarantine);
+
+  const quarantinedDepartments = new Set(quarantine.filter((q) => q.entity === 'departments' && q.source_id !== undefined).map((q) => q.source_id!));
+  const departments = validateDepartments(deps.records, quarantinedDepartments, quarantine);
+  for (const q of quarantine) if (q.entity === 'departments' && q.source_id !== undefined) quarantinedDepartments.add(q.source_id);
+
+  for (const m of mem.records) m.status ??= 'active';
+  const members = mem.records as DesiredMember[];
+  const validMembers = validateMembers(
+    members,
+    { valid: new Set(departments.map((d) => d.source_id)), quarantined: quarantinedDepartments, checked: provided.departments },
+    quarantine,
+  );
+  return { departments, positions: pos.records, members: validMembers, quarantine, provided };
+}

@@ -1,0 +1,285 @@
+/**
+ * Turns one source's raw records into desired records and quarantine entries: field mapping, normalisation,
+ * per-record checks, departments derived from a path field, and duplicate source ids within the source.
+ * Pure: connectors feed it lookups and locations; it does no I/O.
+ */
+import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig } from './types.js';
+import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry } from '../domain/desired.js';
+import type { EntityKind } from '../domain/entities.js';
+import { compileField, type FieldReader, type Lookup } from './fields.js';
+import { checkText, mapStatus, MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH, normaliseEmail, normalisePhone, parseSortOrder, type Problem } from './normalise.js';
+
+/** A member before the merge: status is undefined when the source does not say (the merge defaults it to active). */
+export type SourceMember = Omit<DesiredMember, 'status'> & { status?: DesiredMemberStatus };
+
+/** Everything one source yielded. */
+export interface SourceBatch {
+  source: string;
+  departments: DesiredDepartment[];
+  positions: DesiredPosition[];
+  members: SourceMember[];
+  quarantine: QuarantineEntry[];
+  /** Which entities this source provides. */
+  provided: Record<EntityKind, boolean>;
+  /** entity.field names this source is authoritative for. */
+  authoritative: string[];
+}
+
+/** Options of one source that affect mapping. */
+export interface SourceMappingOptions {
+  source: string;
+  phoneRegion?: string | undefined;
+  authoritativeFields?: string[];
+  departments?: { fields: Partial<DepartmentFieldsConfig> } | undefined;
+  positions?: { fields: PositionFieldsConfig } | undefined;
+  members?: { fields: Partial<MemberFieldsConfig>; status_map?: Record<string, DesiredMemberStatus> | undefined; path_separator?: string } | undefined;
+}
+
+/** Values a connector works out itself (LDAP: parent and department from the DN, disabled flags). */
+export interface RecordOverrides {
+  parent_source_id?: string;
+  department_source_id?: string;
+  /** The account is disabled in the source: suspended unless the mapped status says left. */
+  disabled?: boolean;
+}
+
+type Readers<K extends string> = { [key in K]?: FieldReader };
+
+function compileAll<K extends string>(fields: Partial<Record<K, string | string[]>> | undefined): Readers<K> {
+  const out: Readers<K> = {};
+  for (const [k, spec] of Object.entries(fields ?? {}) as [K, string | string[] | undefined][]) if (spec !== undefined) out[k] = compileField(spec);
+  return out;
+}
+
+class Reject extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.message);
+  }
+}
+
+const reject = (reason: string, message: string): never => {
+  throw new Reject({ reason, message });
+};
+
+/** Collects one source's records; call `finish()` once every record was added. */
+export class SourceCollector {
+  private readonly dept: Readers<keyof DepartmentFieldsConfig>;
+  private readonly pos: Readers<keyof PositionFieldsConfig>;
+  private readonly mem: Readers<keyof MemberFieldsConfig>;
+  private readonly departments: DesiredDepartment[] = [];
+  private readonly positions: DesiredPosition[] = [];
+  private readonly members: SourceMember[] = [];
+  private readonly derived = new Map<string, DesiredDepartment>();
+  private readonly quarantine: QuarantineEntry[] = [];
+  private readonly provided: Record<EntityKind, boolean> = { departments: false, positions: false, members: false };
+  private readonly statusMap: Record<string, DesiredMemberStatus> | undefined;
+  private readonly separator: string;
+
+  constructor(private readonly opts: SourceMappingOptions) {
+    this.dept = compileAll(opts.departments?.fields);
+    this.pos = compileAll(opts.positions?.fields);
+    this.mem = compileAll(opts.members?.fields);
+    this.statusMap = opts.members?.status_map;
+    this.separator = opts.members?.path_separator ?? '/';
+    if (opts.departments) this.provided.departments = true;
+    if (opts.positions) this.provided.positions = true;
+    if (opts.members) {
+      this.provided.members = true;
+      if (opts.members.fields.department_path) this.provided.departments = true;
+    }
+  }
+
+  /** Every name the mapping of `entity` reads (columns, attributes, paths). */
+  fieldNames(entity: EntityKind): string[] {
+    const readers: Readers<string> = entity === 'departments' ? this.dept : entity === 'positions' ? this.pos : this.mem;
+    return [...new Set(Object.values(readers).flatMap((r) => r!.names))];
+  }
+
+  /** Every mapped field of `entity` with the names it reads, for header checks. */
+  fieldNamesByField(entity: EntityKind): [string, string[]][] {
+    const readers: Readers<string> = entity === 'departments' ? this.dept : entity === 'positions' ? this.pos : this.mem;
+    return Object.entries(readers).map(([k, r]) => [k, r!.names]);
+  }
+
+  /** Adds a quarantine entry the connector found itself (a malformed record). */
+  addProblem(entity: EntityKind, location: string, problem: Problem, sourceId?: string): void {
+    this.quarantine.push({ source: this.opts.source, entity, ...(sourceId ? { source_id: sourceId } : {}), location, reason: problem.reason, message: problem.message });
+  }
+
+  private text(readers: Readers<string>, field: string, lookup: Lookup): string {
+    const r = readers[field];
+    if (!r) return '';
+    const t = r.read(lookup);
+    if (!t.ok) return reject('invalid_value', `${field}: ${t.problem}`);
+    return t.value.trim();
+  }
+
+  private id(readers: Readers<string>, lookup: Lookup): string {
+    const id = this.text(readers, 'id', lookup);
+    if (id === '') reject('missing_id', `no source id (the id field ${describe(readers.id)} is empty or missing)`);
+    const p = checkText('source id', id, MAX_ID_LENGTH);
+    if (p) throw new Reject(p);
+    return id;
+  }
+
+  private name(readers: Readers<string>, field: string, lookup: Lookup): string {
+    const name = this.text(readers, field, lookup);
+    if (name === '') reject('empty_name', `${field} is empty`);
+    const p = checkText(field, name, MAX_NAME_LENGTH);
+    if (p) throw new Reject(p);
+    return name;
+  }
+
+  private optional(readers: Readers<string>, field: string, lookup: Lookup, max = MAX_NAME_LENGTH): string {
+    const v = this.text(readers, field, lookup);
+    if (v !== '') {
+      const p = checkText(field, v, max);
+      if (p) throw new Reject(p);
+    }
+    return v;
+  }
+
+  private guard(entity: EntityKind, location: string, lookup: Lookup, readers: Readers<string>, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      if (!(err instanceof Reject)) throw err;
+      // Name the record by its id when it has a usable one, so dependants and the reconcile can find it.
+      let sourceId: string | undefined;
+      if (readers.id) {
+        const t = readers.id.read(lookup);
+        if (t.ok && t.value.trim() !== '' && t.value.length <= MAX_ID_LENGTH) sourceId = t.value.trim();
+      }
+      this.addProblem(entity, location, err.problem, sourceId);
+    }
+  }
+
+  /** Maps one raw department. */
+  addDepartment(lookup: Lookup, location: string, overrides: RecordOverrides = {}): void {
+    this.guard('departments', location, lookup, this.dept, () => {
+      const d: DesiredDepartment = { source_id: this.id(this.dept, lookup), name: this.name(this.dept, 'name', lookup), origin: { source: this.opts.source, location } };
+      const parent = overrides.parent_source_id ?? this.optional(this.dept, 'parent', lookup, MAX_ID_LENGTH);
+      if (parent !== '') d.parent_source_id = parent;
+      const so = this.text(this.dept, 'sort_order', lookup);
+      if (so !== '') {
+        const r = parseSortOrder(so);
+        if ('reason' in r) throw new Reject(r);
+        d.sort_order = r.value;
+      }
+      this.departments.push(d);
+    });
+  }
+
+  /** Maps one raw position. */
+  addPosition(lookup: Lookup, location: string): void {
+    this.guard('positions', location, lookup, this.pos, () => {
+      const p: DesiredPosition = { source_id: this.id(this.pos, lookup), name: this.name(this.pos, 'name', lookup), origin: { source: this.opts.source, location } };
+      const desc = this.optional(this.pos, 'description', lookup, MAX_DESCRIPTION_LENGTH);
+      if (desc !== '') p.description = desc;
+      const so = this.text(this.pos, 'sort_order', lookup);
+      if (so !== '') {
+        const r = parseSortOrder(so);
+        if ('reason' in r) throw new Reject(r);
+        p.sort_order = r.value;
+      }
+      this.positions.push(p);
+    });
+  }
+
+  /** Maps one raw member. */
+  addMember(lookup: Lookup, location: string, overrides: RecordOverrides = {}): void {
+    const m = this.mem;
+    this.guard('members', location, lookup, m, () => {
+      // Departments derived from a path come first: a member quarantined for another reason still proves its department exists.
+      let department = overrides.department_source_id ?? '';
+      if (m.department_path && overrides.department_source_id === undefined) department = this.derivePath(this.optional(m, 'department_path', lookup, 4 * MAX_NAME_LENGTH), location);
+      const source_id = this.id(m, lookup);
+      const display_name = this.name(m, 'display_name', lookup);
+      const rec: SourceMember = { source_id, display_name, origin: { source: this.opts.source, location } };
+      const emailRaw = this.optional(m, 'email', lookup);
+      if (emailRaw !== '') {
+        const r = normaliseEmail(emailRaw);
+        if ('reason' in r) throw new Reject(r);
+        rec.email = r.value;
+      }
+      const phoneRaw = this.optional(m, 'phone', lookup);
+      if (phoneRaw !== '') {
+        const r = normalisePhone(phoneRaw, this.opts.phoneRegion);
+        if ('reason' in r) throw new Reject(r);
+        rec.phone = r.value;
+      }
+      const title = this.optional(m, 'title', lookup);
+      if (title !== '') rec.title = title;
+      if (department === '' && m.department && overrides.department_source_id === undefined) department = this.optional(m, 'department', lookup, MAX_ID_LENGTH);
+      if (department !== '') rec.department_source_id = department;
+      if (m.status) {
+        const r = mapStatus(this.text(m, 'status', lookup), this.statusMap);
+        if ('reason' in r) throw new Reject(r);
+        rec.status = r.value;
+      }
+      if (overrides.disabled && rec.status !== 'left') rec.status = 'suspended';
+      else if (overrides.disabled === false && rec.status === undefined) rec.status = 'active';
+      if (!rec.email && !rec.phone) reject('no_contact', 'member has neither e-mail nor phone (the platform needs one)');
+      this.members.push(rec);
+    });
+  }
+
+  /** Adds the departments of a path ("Engineering/Platform/SRE") and returns the last one's id. */
+  private derivePath(path: string, location: string): string {
+    const parts = path.split(this.separator).map((s) => s.trim()).filter((s) => s !== '');
+    let parent: string | undefined;
+    for (let i = 0; i < parts.length; i++) {
+      const id = parts.slice(0, i + 1).join(this.separator);
+      if (!this.derived.has(id)) {
+        const d: DesiredDepartment = { source_id: id, name: parts[i]!, origin: { source: this.opts.source, location } };
+        if (parent !== undefined) d.parent_source_id = parent;
+        this.derived.set(id, d);
+      }
+      parent = id;
+    }
+    return parent ?? '';
+  }
+
+  /** Quarantines duplicate ids (every copy: which one is right cannot be known) and returns the batch. */
+  finish(): SourceBatch {
+    const explicit = new Set(this.departments.map((d) => d.source_id));
+    const derived = [...this.derived.values()].filter((d) => !explicit.has(d.source_id));
+    return {
+      source: this.opts.source,
+      departments: this.dropDuplicates('departments', [...this.departments, ...derived]),
+      positions: this.dropDuplicates('positions', this.positions),
+      members: this.dropDuplicates('members', this.members),
+      quarantine: this.quarantine,
+      provided: this.provided,
+      authoritative: this.opts.authoritativeFields ?? [],
+    };
+  }
+
+  private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[]): T[] {
+    const seen = new Map<string, string[]>();
+    let dup = false;
+    for (const r of records) {
+      const locs = seen.get(r.source_id);
+      if (locs) {
+        locs.push(r.origin!.location);
+        dup = true;
+      } else seen.set(r.source_id, [r.origin!.location]);
+    }
+    if (!dup) return records;
+    const out: T[] = [];
+    for (const r of records) {
+      const locs = seen.get(r.source_id)!;
+      if (locs.length === 1) {
+        out.push(r);
+        continue;
+      }
+      const others = locs.filter((l) => l !== r.origin!.location);
+      this.addProblem(entity, r.origin!.location, { reason: 'duplicate_id', message: `source id "${r.source_id}" appears ${locs.length} times in this source (also at ${others.join(', ')})` }, r.source_id);
+    }
+    return out;
+  }
+}
+
+function describe(r: FieldReader | undefined): string {
+  return r ? r.names.join(', ') : '(unmapped)';
+}

@@ -1,0 +1,81 @@
+/**
+ * Value normalisation and per-field checks, shared by every connector: trimming, e-mail lower-casing,
+ * phone numbers to E.164 (libphonenumber-js), status maps, and the text rules the platform needs.
+ */
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import type { DesiredMemberStatus } from '../domain/desired.js';
+
+/** Longest accepted name, display name or title. */
+export const MAX_NAME_LENGTH = 255;
+/** Longest accepted description. */
+export const MAX_DESCRIPTION_LENGTH = 1000;
+/** Longest accepted source id. */
+export const MAX_ID_LENGTH = 255;
+
+/** A failed check: a stable reason code and the human sentence. */
+export interface Problem {
+  reason: string;
+  message: string;
+}
+
+// C0 and C1 controls and DEL; tab and newlines included: none belongs in a name, an id or an address.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+const codePoint = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** Checks a text field for characters the platform must not get. */
+export function checkText(field: string, value: string, max: number): Problem | undefined {
+  const ctl = CONTROL.exec(value);
+  if (ctl) return { reason: 'control_characters', message: `${field} contains the control character ${codePoint(ctl[0])}` };
+  if (value.includes('\ufffd')) {
+    return { reason: 'invalid_encoding', message: `${field} contains U+FFFD (bytes not valid in the configured encoding; check the source's encoding)` };
+  }
+  if (value.length > max) return { reason: field === 'source id' ? 'id_too_long' : 'name_too_long', message: `${field} is ${value.length} characters long (at most ${max})` };
+  return undefined;
+}
+
+// Pragmatic address check: one @, a dot-atom local part, a domain of at least two labels; Unicode letters allowed.
+const EMAIL = /^[\p{L}\p{N}.!#$%&'*+/=?^_`{|}~-]+@[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?)+$/u;
+
+/** Trims and lower-cases an e-mail address; a problem when it is not one. */
+export function normaliseEmail(raw: string): { value: string } | Problem {
+  const value = raw.trim().toLowerCase();
+  if (!EMAIL.test(value) || value.startsWith('.') || value.includes('..') || value.split('@')[0]!.endsWith('.') || value.length > 254) {
+    return { reason: 'invalid_email', message: `invalid e-mail "${clip(raw)}"` };
+  }
+  return { value };
+}
+
+/** Converts a phone number to E.164; national numbers need `region`. */
+export function normalisePhone(raw: string, region: string | undefined): { value: string } | Problem {
+  const text = raw.trim();
+  const parsed = parsePhoneNumberFromString(text, region as CountryCode | undefined);
+  if (!parsed || !parsed.isValid()) {
+    const hint = text.startsWith('+') || region ? '' : ' (no country code and no phone_region)';
+    return { reason: 'invalid_phone', message: `invalid phone "${clip(raw)}"${hint}` };
+  }
+  return { value: parsed.number };
+}
+
+const CANONICAL: Record<string, DesiredMemberStatus> = { active: 'active', suspended: 'suspended', left: 'left' };
+
+/** Translates a status value with the status map; values equal to active/suspended/left (any case) pass as they are. */
+export function mapStatus(raw: string, map: Record<string, DesiredMemberStatus> | undefined): { value: DesiredMemberStatus } | Problem {
+  const value = raw.trim();
+  const mapped = map?.[value] ?? CANONICAL[value.toLowerCase()];
+  if (mapped) return { value: mapped };
+  return { reason: 'unknown_status', message: `status "${clip(value)}" is not in status_map` };
+}
+
+/** Parses an integer sort order. */
+export function parseSortOrder(raw: string): { value: number } | Problem {
+  const v = raw.trim();
+  if (/^-?\d{1,9}$/.test(v)) return { value: Number(v) };
+  return { reason: 'invalid_sort_order', message: `sort_order "${clip(v)}" is not an integer` };
+}
+
+/** Shortens a value for a message (a 10,000-character name is not repeated in full). */
+export function clip(value: string, max = 60): string {
+  return value.length > max ? `${value.slice(0, max)}...` : value;
+}

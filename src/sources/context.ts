@@ -1,0 +1,24 @@
+/** What a connector may use of the outside world, and the one error for a source that cannot be read. */
+import type { Clock } from '../shared/clock.js';
+import type { Logger } from '../shared/logger.js';
+import { OrgsyncError } from '../shared/errors.js';
+
+/** Passed to every connector. */
+export interface SourceReadContext {
+  env: Record<string, string | undefined>;
+  logger: Logger;
+  clock: Clock;
+  signal?: AbortSignal | undefined;
+  /** Resolves a path from the config against the config file's folder. */
+  resolvePath(path: string): string;
+}
+
+/** A source that cannot be read at all: the run fails (never an empty or partial directory). */
+export function sourceUnreadable(source: string, detail: string, cause?: unknown): OrgsyncError {
+  return new OrgsyncError('SOURCE_UNREADABLE', `source "${source}": ${detail}`, cause === undefined ? undefined : { cause });
+}
+
+/** Throws the signal's reason when the run was asked to stop. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new OrgsyncError('SOURCE_UNREADABLE', 'reading sources was aborted');
+}

@@ -1,0 +1,129 @@
+/**
+ * The CSV connector: one streamed file per entity (csv-parse; iconv-lite for UTF-16LE, GB18030, GBK...).
+ * Records are mapped as they are parsed, never all held as rows. Malformed CSV (bad quoting, a wrong column count,
+ * a file ending inside quotes) fails the source: a dropped row would look like a deletion.
+ */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { Writable } from 'node:stream';
+import { parse, type InfoRecord } from 'csv-parse';
+import iconv from 'iconv-lite';
+import type { CsvSourceConfig } from '../../config/sources.js';
+import type { EntityKind } from '../../domain/entities.js';
+import { SourceCollector, type SourceBatch, type Lookup } from '../../desired/index.js';
+import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
+
+const UTF8 = new Set(['utf-8', 'utf8']);
+
+/** Reads a `type: csv` source. */
+export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadContext): Promise<SourceBatch> {
+  const collector = new SourceCollector({
+    source: source.name,
+    phoneRegion: source.phone_region,
+    authoritativeFields: source.authoritative_fields,
+    departments: source.departments,
+    positions: source.positions,
+    members: source.members,
+  });
+  const entities: [EntityKind, { file: string; encoding?: string | undefined } | undefined][] = [
+    ['departments', source.departments],
+    ['positions', source.positions],
+    ['members', source.members],
+  ];
+  for (const [entity, cfg] of entities) {
+    if (!cfg) continue;
+    throwIfAborted(ctx.signal);
+    const add: (lookup: Lookup, location: string) => void =
+      entity === 'departments' ? (l, loc) => collector.addDepartment(l, loc) : entity === 'positions' ? (l, loc) => collector.addPosition(l, loc) : (l, loc) => collector.addMember(l, loc);
+    await readCsvFile(source, entity, cfg.file, cfg.encoding ?? source.encoding, collector, add, ctx);
+  }
+  return collector.finish();
+}
+
+async function readCsvFile(
+  source: CsvSourceConfig,
+  entity: EntityKind,
+  file: string,
+  encoding: string,
+  collector: SourceCollector,
+  add: (lookup: Lookup, location: string) => void,
+  ctx: SourceReadContext,
+): Promise<void> {
+  const path = ctx.resolvePath(file);
+  const where = `${entity}: ${file}`;
+  const enc = encoding.toLowerCase();
+  if (!UTF8.has(enc) && !iconv.encodingExists(enc)) throw sourceUnreadable(source.name, `${where}: unknown encoding "${encoding}"`);
+
+  let head: Buffer;
+  try {
+    const fh = await open(path, 'r');
+    try {
+      const { buffer, bytesRead } = await fh.read(Buffer.alloc(4), 0, 4, 0);
+      head = buffer.subarray(0, bytesRead);
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    throw sourceUnreadable(source.name, `${where}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, err);
+  }
+  if (UTF8.has(enc) && head.length >= 2 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff))) {
+    throw sourceUnreadable(source.name, `${where}: the file starts with a UTF-16 byte-order mark but encoding is ${encoding}; set encoding: utf-16le`);
+  }
+
+  let index: Map<string, number> | undefined;
+  const headerCheck = (names: string[]) => {
+    index = new Map(names.map((n, i) => [n.trim(), i]));
+    for (const [field, needs] of collector.fieldNamesByField(entity)) {
+      for (const n of needs) {
+        if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: column "${n}" (${entity}.fields.${field}) is not in the header (${names.map((x) => x.trim()).join(', ')})`);
+      }
+    }
+  };
+  if (!source.header) {
+    // Without a header, columns are named by number from 1.
+    const max = Math.max(0, ...collector.fieldNames(entity).map(Number).filter(Number.isInteger));
+    index = new Map(Array.from({ length: max }, (_, i) => [String(i + 1), i]));
+    for (const n of collector.fieldNames(entity)) if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: without a header, map columns by number ("1", "2", ...), not "${n}"`);
+  }
+
+  let fieldsError: unknown;
+  let row: string[] = [];
+  const lookup: Lookup = (name) => row[index!.get(name)!];
+  const parser = parse({
+    delimiter: source.delimiter,
+    quote: source.quote,
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: false,
+    on_record: (record: string[], context: InfoRecord): undefined => {
+      try {
+        if (index === undefined) {
+          headerCheck(record);
+          return undefined;
+        }
+        row = record;
+        add(lookup, `${file}:${context.lines}`);
+      } catch (err) {
+        fieldsError ??= err;
+      }
+      return undefined;
+    },
+  });
+  // on_record maps every row and keeps none: the sink only drains the parser.
+  const sink = new Writable({ objectMode: true, write: (_c, _e, cb) => cb() });
+  const opts = ctx.signal ? { signal: ctx.signal } : {};
+  try {
+    if (UTF8.has(enc)) await pipeline(createReadStream(path), parser, sink, opts);
+    else await pipeline(createReadStream(path), iconv.decodeStream(enc), parser, sink, opts);
+  } catch (err) {
+    if (fieldsError) throw fieldsError;
+    throwIfAborted(ctx.signal);
+    const e = err as { code?: string; message?: string };
+    if (e.code === 'CSV_QUOTE_NOT_CLOSED') throw sourceUnreadable(source.name, `${where}: the file ends inside a quoted field (truncated or bad quoting): ${e.message}`, err);
+    if (e.code?.startsWith('CSV_')) throw sourceUnreadable(source.name, `${where}: malformed CSV: ${e.message}`, err);
+    throw sourceUnreadable(source.name, `${where}: cannot read ${path}: ${e.code ?? e.message ?? String(err)}`, err);
+  }
+  if (fieldsError) throw fieldsError;
+  if (index === undefined && source.header) throw sourceUnreadable(source.name, `${where}: the file is empty (no header row)`);
+}

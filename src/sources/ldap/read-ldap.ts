@@ -1,0 +1,186 @@
+/**
+ * The LDAP / Active Directory connector (ldapts): ldaps:// or StartTLS with the CA verified, a simple bind,
+ * and paged searches consumed page by page with `searchPaginated` (ldapts' plain paged `search` gathers every
+ * entry in memory first). Departments come from the OU tree or from a member attribute; a member's department
+ * from its DN or an attribute. Any failed search fails the whole source.
+ */
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
+import { Client, type Entry } from 'ldapts';
+import type { FieldSpec, LdapSourceConfig } from '../../config/sources.js';
+import { compileField, SourceCollector, type Lookup, type SourceBatch } from '../../desired/index.js';
+import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
+import { dnKey, dnParts } from './dn.js';
+import { guidToString, LDAP_PROFILES } from './profiles.js';
+
+const BINARY_ATTRIBUTES = ['objectGUID', 'objectguid', 'objectGuid'];
+
+/** An entry's attributes by lower-cased name, with objectGUID decoded and `dn` as a pseudo-attribute. */
+function entryLookup(entry: Entry): Lookup {
+  const attrs = new Map<string, unknown>();
+  for (const [k, v] of Object.entries(entry)) attrs.set(k.toLowerCase(), v);
+  return (name) => {
+    const key = name.toLowerCase();
+    if (key === 'dn') return entry.dn;
+    const v = attrs.get(key);
+    if (key === 'objectguid') {
+      const b = Array.isArray(v) ? v[0] : v;
+      return Buffer.isBuffer(b) ? guidToString(b) : b;
+    }
+    return v;
+  };
+}
+
+/** The resolved plan of what to search and how to map it. */
+function plan(source: LdapSourceConfig) {
+  const profile = LDAP_PROFILES[source.profile];
+  const ouTree = source.departments === undefined ? profile.departmentsFromOuTree : source.departments !== false;
+  const deptCfg = source.departments || undefined;
+  const departmentFrom = source.members.department_from ?? (ouTree ? 'dn' : 'attribute');
+  const memberFields: Record<string, FieldSpec> = { ...profile.memberFields };
+  for (const [k, v] of Object.entries(source.members.fields)) if (v !== undefined) memberFields[k] = v;
+  if (departmentFrom === 'dn') {
+    delete memberFields.department;
+    delete memberFields.department_path;
+  } else if (!memberFields.department && !memberFields.department_path) {
+    memberFields.department_path = profile.departmentAttribute;
+  }
+  const departmentFields = { ...profile.departmentFields, ...Object.fromEntries(Object.entries(deptCfg?.fields ?? {}).filter(([, v]) => v !== undefined)) } as {
+    id: FieldSpec;
+    name: FieldSpec;
+    parent?: FieldSpec;
+    sort_order?: FieldSpec;
+  };
+  return { profile, ouTree, deptCfg, departmentFrom, memberFields, departmentFields };
+}
+
+async function connect(source: LdapSourceConfig, ctx: SourceReadContext): Promise<Client> {
+  const url = new URL(source.url);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const tls: ConnectionOptions = { rejectUnauthorized: true, host };
+  const serverName = source.tls_server_name ?? (isIP(host) ? undefined : host);
+  if (serverName) tls.servername = serverName;
+  if (source.ca_file) {
+    const path = ctx.resolvePath(source.ca_file);
+    try {
+      tls.ca = [await readFile(path)];
+    } catch (err) {
+      throw sourceUnreadable(source.name, `cannot read ca_file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, err);
+    }
+  }
+  const secure = url.protocol === 'ldaps:';
+  const client = new Client({ url: source.url, timeout: source.timeout_ms, connectTimeout: source.connect_timeout_ms, strictDN: false, ...(secure ? { tlsOptions: tls } : {}) });
+  try {
+    if (source.start_tls && !secure) await client.startTLS(tls);
+  } catch (err) {
+    await client.unbind().catch(() => {});
+    throw sourceUnreadable(source.name, `StartTLS with ${source.url} failed: ${describeError(err)}`, err);
+  }
+  if (source.bind_dn) {
+    try {
+      await client.bind(source.bind_dn, source.bind_password ?? '');
+    } catch (err) {
+      await client.unbind().catch(() => {});
+      const connectish = (err as { code?: unknown }).code;
+      const what = typeof connectish === 'string' ? `cannot connect to ${source.url}` : `bind as ${source.bind_dn} failed`;
+      throw sourceUnreadable(source.name, `${what}: ${describeError(err)}`, err);
+    }
+  }
+  return client;
+}
+
+function describeError(err: unknown): string {
+  const e = err as { code?: unknown; message?: string };
+  if (typeof e.code === 'number') return `${(e.message ?? '').replace(/\s+/g, ' ').trim()} (LDAP result ${e.code})`;
+  if (typeof e.code === 'string') return `${e.code}${e.message && !e.message.includes(e.code) ? `: ${e.message}` : ''}`;
+  return e.message ?? String(err);
+}
+
+/** Reads a `type: ldap` source. */
+export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadContext): Promise<SourceBatch> {
+  const p = plan(source);
+  const collector = new SourceCollector({
+    source: source.name,
+    phoneRegion: source.phone_region,
+    authoritativeFields: source.authoritative_fields,
+    departments: p.ouTree ? { fields: p.departmentFields } : undefined,
+    positions: source.positions,
+    members: { fields: p.memberFields, status_map: source.members.status_map, path_separator: source.members.path_separator },
+  });
+  const client = await connect(source, ctx);
+  try {
+    const search = async (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: Entry) => void) => {
+      try {
+        for await (const page of client.searchPaginated(base, {
+          scope,
+          filter,
+          attributes,
+          explicitBufferAttributes: BINARY_ATTRIBUTES,
+          paged: { pageSize: source.page_size },
+          timeLimit: source.time_limit_seconds,
+        })) {
+          throwIfAborted(ctx.signal);
+          for (const e of page.searchEntries) onEntry(e);
+        }
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SOURCE_UNREADABLE') throw err;
+        throwIfAborted(ctx.signal);
+        throw sourceUnreadable(source.name, `${entity}: search under "${base}" with ${filter} failed: ${describeError(err)}`, err);
+      }
+    };
+
+    // Departments (OU tree): few, so held until every parent is known.
+    const deptByDn = new Map<string, string>();
+    if (p.ouTree) {
+      const cfg = p.deptCfg;
+      const base = cfg?.base_dn ?? source.base_dn;
+      const entries: Entry[] = [];
+      const attrs = uniq([...collector.fieldNames('departments')]);
+      await search('departments', base, cfg?.filter ?? p.profile.departmentFilter, cfg?.scope ?? 'sub', attrs, (e) => entries.push(e));
+      const idReader = compileField(p.departmentFields.id);
+      for (const e of entries) {
+        const id = idReader.read(entryLookup(e));
+        if (id.ok && id.value.trim() !== '') deptByDn.set(dnKey(e.dn), id.value.trim());
+      }
+      for (const e of entries) {
+        const overrides: { parent_source_id?: string } = {};
+        if (!p.departmentFields.parent) {
+          const parent = nearest(deptByDn, dnParts(e.dn).slice(1));
+          overrides.parent_source_id = parent ?? '';
+        }
+        collector.addDepartment(entryLookup(e), e.dn, overrides);
+      }
+    }
+
+    if (source.positions) {
+      const cfg = source.positions;
+      await search('positions', cfg.base_dn ?? source.base_dn, cfg.filter, cfg.scope, collector.fieldNames('positions'), (e) => collector.addPosition(entryLookup(e), e.dn));
+    }
+
+    const m = source.members;
+    const memberAttrs = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes]);
+    await search('members', m.base_dn ?? source.base_dn, m.filter ?? p.profile.memberFilter, m.scope, memberAttrs, (e) => {
+      const lookup = entryLookup(e);
+      const overrides: { department_source_id?: string; disabled: boolean } = { disabled: p.profile.isDisabled(lookup) };
+      if (p.departmentFrom === 'dn') overrides.department_source_id = nearest(deptByDn, dnParts(e.dn).slice(1)) ?? '';
+      collector.addMember(lookup, e.dn, overrides);
+    });
+  } finally {
+    await client.unbind().catch(() => {});
+  }
+  return collector.finish();
+}
+
+/** The id of the nearest department at or above the DN given by its RDNs. */
+function nearest(deptByDn: Map<string, string>, rdns: string[]): string | undefined {
+  for (let i = 0; i < rdns.length; i++) {
+    const id = deptByDn.get(rdns.slice(i).join(','));
+    if (id !== undefined) return id;
+  }
+  return undefined;
+}
+
+function uniq(names: string[]): string[] {
+  return [...new Set(names.filter((n) => n.toLowerCase() !== 'dn'))];
+}
