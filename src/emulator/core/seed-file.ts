@@ -67,11 +67,11 @@ export function parseSeed(value: unknown, source = 'seed'): Seed {
 export function parseSeedText(text: string, source = 'seed'): Seed {
   let value: unknown;
   try {
-    value = parseYaml(text, { prettyErrors: false });
+    value = parseYaml(text, { prettyErrors: true });
   } catch (err) {
     const e = err as { message?: string; linePos?: { line: number; col: number }[] };
     const pos = e.linePos?.[0];
-    const firstLine = String(e.message ?? err).split('\n')[0];
+    const firstLine = (String(e.message ?? err).split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
     throw new OrgsyncError('SEED_INVALID', `${source}${pos ? `:${pos.line}:${pos.col}` : ''}: not valid YAML or JSON: ${firstLine}`);
   }
   return parseSeed(value, source);

@@ -1,0 +1,132 @@
+/**
+ * The `orgsync emulator` command as a user runs it: node dist/cli.js (built first when dist is missing or older
+ * than src).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const CLI = join(ROOT, 'dist', 'cli.js');
+const KEY = 'ek_acme_0123456789abcdef';
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+beforeAll(() => {
+  let built = 0;
+  try {
+    built = statSync(CLI).mtimeMs;
+  } catch {
+    built = 0;
+  }
+  if (built < newestMtime(join(ROOT, 'src'))) {
+    // tsc still emits when another part of the tree has type errors; what matters here is dist/cli.js.
+    spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'ignore' });
+  }
+  expect(statSync(CLI).isFile()).toBe(true);
+}, 120_000);
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  exited: Promise<number | null>;
+}
+
+function startCli(args: string[]): Promise<Started> {
+  const child = spawn(process.execPath, [CLI, 'emulator', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /^orgsync emulator listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
+      if (match) resolve({ child, url: match[1]!, stdout: () => out, exited });
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    void exited.then((code) => reject(new Error(`emulator exited ${code}: ${err}`)));
+  });
+}
+
+async function stop(s: Started): Promise<number | null> {
+  s.child.kill('SIGTERM');
+  return s.exited;
+}
+
+describe('orgsync emulator (CLI)', () => {
+  test('prints exactly one ready line with the real port, serves the seed, and stops cleanly on SIGTERM', async () => {
+    const s = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml']);
+    const res = await fetch(`${s.url}/api/external/v1/org/departments`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(res.status).toBe(200);
+    expect((await res.json()).items[0]).toMatchObject({ name: 'Acme', depth: 0 });
+    expect(s.stdout()).toMatch(/^orgsync emulator listening on http:\/\/127\.0\.0\.1:[1-9]\d*\n$/);
+    expect(await stop(s)).toBe(0);
+    expect(s.stdout().split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  test('without --admin-token the admin routes are 404; with it they answer', async () => {
+    const plain = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml']);
+    expect((await fetch(`${plain.url}/_emulator/requests`, { headers: { authorization: 'Bearer T' } })).status).toBe(404);
+    await stop(plain);
+    const admin = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml', '--admin-token', 'T']);
+    expect((await fetch(`${admin.url}/_emulator/requests`, { headers: { authorization: 'Bearer T' } })).status).toBe(200);
+    await stop(admin);
+  });
+
+  test('--db keeps data across a restart, and seeding again duplicates nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orgsync-emu-'));
+    const db = join(dir, 'emu.db');
+    const first = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml', '--db', db]);
+    const created = await fetch(`${first.url}/api/external/v1/org/departments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Engineering', third_department_id: 'ENG' }),
+    });
+    expect(created.status).toBe(201);
+    const id = (await created.json()).id;
+    expect(await stop(first)).toBe(0);
+
+    const second = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml', '--db', db]);
+    const headers = { authorization: `Bearer ${KEY}` };
+    const depts = await (await fetch(`${second.url}/api/external/v1/org/departments`, { headers })).json();
+    expect(depts.items.map((d: { name: string }) => d.name)).toEqual(['Acme', 'Engineering']);
+    expect(depts.items[1].id).toBe(id);
+    const members = await (await fetch(`${second.url}/api/external/v1/org/members`, { headers })).json();
+    expect(members.items).toHaveLength(1);
+    // New records after the restart still sort after the old ones.
+    await fetch(`${second.url}/api/external/v1/org/departments`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Later' }),
+    });
+    const inc = await (await fetch(`${second.url}/api/external/v1/org/departments?updated_since=2000-01-01T00:00:00Z`, { headers })).json();
+    expect(inc.items.at(-1).name).toBe('Later');
+    expect(await stop(second)).toBe(0);
+  });
+
+  test('a bad seed exits 2 with one line naming the file and the path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orgsync-emu-'));
+    const seed = join(dir, 'seed.yaml');
+    writeFileSync(seed, 'tenants:\n  - id: 1\n    name: A\n    api_keys:\n      - key: ek_a_1\n      - key: nope\n');
+    const r = spawnSync(process.execPath, [CLI, 'emulator', '--port', '0', '--seed', seed], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`orgsync: ${seed}: tenants[0].api_keys[1].key: an API key has the form ek_<prefix>_<secret>\n`);
+  });
+
+  test('--help shows an example', () => {
+    const r = spawnSync(process.execPath, [CLI, 'emulator', '--help'], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('orgsync emulator --port 8080 --seed config/seed.example.yaml');
+  });
+});
