@@ -26,9 +26,10 @@ function addSecretFileVariants(node: unknown): void {
 /**
  * The config file's JSON Schema (draft 2020-12), generated from the one zod schema, for editor completion
  * (`# yaml-language-server: $schema=...`). Input mode: fields with defaults are optional, as in the file.
+ * `draft-7` is for the Helm chart's values.schema.json (Helm's validator).
  */
-export function configJsonSchema(): JsonObject {
-  const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonObject;
+export function configJsonSchema(options: { target?: 'draft-2020-12' | 'draft-7' } = {}): JsonObject {
+  const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any', target: options.target ?? 'draft-2020-12' }) as JsonObject;
   addSecretFileVariants(schema);
   return {
     ...schema,

@@ -1,0 +1,139 @@
+/**
+ * What the chart tests share: the chart's files, a reader of values.yaml, the `.Values` paths templates read, and
+ * the generator of values.schema.json (hand-written chart values + the config's JSON Schema from the zod schema).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { configJsonSchema } from '../../src/config/json-schema.js';
+
+export const chartDir = resolve(import.meta.dirname, '../../helm/orgsync');
+
+export function chartFile(path: string): string {
+  return readFileSync(join(chartDir, path), 'utf8');
+}
+
+export function values(): Record<string, unknown> {
+  return parse(chartFile('values.yaml')) as Record<string, unknown>;
+}
+
+/** Every `.Values.a.b` path read by the templates and by files rendered through `tpl`. */
+export function valuesPathsRead(): { file: string; path: string }[] {
+  const files = [...readdirSync(join(chartDir, 'templates')).map((f) => `templates/${f}`), 'files/alerts.yaml'];
+  const out: { file: string; path: string }[] = [];
+  for (const file of files) {
+    for (const m of chartFile(file).matchAll(/\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)/g)) out.push({ file, path: m[1]!.slice(1) });
+  }
+  return out;
+}
+
+/** Renders files/alerts.yaml the way `tpl` does for its only two forms: .Values references and raw-string literals. */
+export function renderAlerts(vals: Record<string, unknown>): string {
+  const text = chartFile('files/alerts.yaml')
+    .replace(/\{\{`([\s\S]*?)`\}\}/g, (_m, literal: string) => literal.replaceAll('{{', '\u0000').replaceAll('}}', '\u0001'))
+    .replace(/\{\{-? *\.Values\.([\w.]+) *-?\}\}/g, (_m, path: string) => String(lookup(vals, path)));
+  if (text.includes('{{')) throw new Error('files/alerts.yaml uses a template action the test renderer does not know');
+  return text.replaceAll('\u0000', '{{').replaceAll('\u0001', '}}');
+}
+
+/** The value at a dotted path, or undefined. */
+export function lookup(obj: unknown, path: string): unknown {
+  let cur: unknown = obj;
+  for (const key of path.split('.')) {
+    if (cur === null || typeof cur !== 'object' || !(key in (cur as object))) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+const str = (description: string) => ({ type: 'string', description });
+const int = (description: string, minimum = 0) => ({ type: 'integer', minimum, description });
+const bool = (description: string) => ({ type: 'boolean', description });
+const obj = (description: string) => ({ type: 'object', description });
+const arr = (description: string) => ({ type: 'array', description });
+const strict = (description: string, properties: Record<string, unknown>, required: string[] = []) => ({
+  type: 'object',
+  description,
+  additionalProperties: false,
+  properties,
+  ...(required.length ? { required } : {}),
+});
+
+/** The chart's values.schema.json, generated; test/helm/chart.test.ts fails when the committed file differs. */
+export function valuesSchema(): Record<string, unknown> {
+  const config = configJsonSchema({ target: 'draft-7' });
+  for (const k of ['$schema', '$id', 'title']) delete config[k];
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: 'orgsync chart values',
+    ...strict(
+      'Values of the orgsync chart (see its README).',
+      {
+        mode: { type: 'string', enum: ['cronjob', 'deployment'], description: 'cronjob: `orgsync sync` per schedule tick; deployment: a long-running `orgsync daemon`.' },
+        schedule: { type: 'string', pattern: '^\\S+( \\S+){4,5}$', description: 'Cron schedule of the runs.' },
+        timezone: { type: 'string', minLength: 1, description: 'IANA time zone of the schedule.' },
+        image: strict('Container image.', { repository: { type: 'string', minLength: 1 }, tag: str('Defaults to the chart appVersion.'), pullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] } }, ['repository']),
+        imagePullSecrets: arr('Pull secrets.'),
+        nameOverride: str('Overrides the chart name.'),
+        fullnameOverride: str('Overrides the full name.'),
+        config: { ...config, description: 'The orgsync config file (schedule and timezone come from the values above).' },
+        existingConfigMap: str('An existing ConfigMap (key orgsync.yaml) instead of `config`.'),
+        existingSecret: str('An existing Secret mounted under /run/secrets/orgsync.'),
+        extraEnv: arr('Extra environment variables.'),
+        extraVolumes: arr('Extra volumes.'),
+        extraVolumeMounts: arr('Extra volume mounts.'),
+        persistence: strict('The state DB volume.', {
+          enabled: bool('A PVC; otherwise an emptyDir.'),
+          existingClaim: str('Use this claim.'),
+          storageClass: str('Storage class of the new claim.'),
+          accessModes: { type: 'array', items: { type: 'string', enum: ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany', 'ReadOnlyMany'] }, minItems: 1 },
+          size: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$' },
+        }),
+        cronjob: strict('CronJob settings (mode cronjob).', {
+          concurrencyPolicy: { type: 'string', enum: ['Forbid', 'Replace', 'Allow'], description: 'Forbid: never two runs at once.' },
+          successfulJobsHistoryLimit: int('Finished jobs kept.'),
+          failedJobsHistoryLimit: int('Failed jobs kept.'),
+          startingDeadlineSeconds: int('Deadline to start a missed run.'),
+          backoffLimit: int('Pod retries of one run.'),
+          activeDeadlineSeconds: int('Kill a run after this (0: no limit).'),
+          suspend: bool('Suspend the schedule.'),
+        }),
+        deployment: strict('Deployment settings (mode deployment).', { replicas: { type: 'integer', minimum: 0, maximum: 1, description: 'The lease lock allows one active daemon.' } }),
+        terminationGracePeriodSeconds: int('Seconds between SIGTERM and SIGKILL.', 26),
+        resources: obj('Container resources.'),
+        podSecurityContext: obj('Pod security context.'),
+        securityContext: {
+          ...obj('Container security context.'),
+          properties: { runAsNonRoot: { const: true }, readOnlyRootFilesystem: { type: 'boolean' }, allowPrivilegeEscalation: { type: 'boolean' }, capabilities: { type: 'object' } },
+        },
+        podAnnotations: obj('Pod annotations.'),
+        podLabels: obj('Pod labels.'),
+        nodeSelector: obj('Node selector.'),
+        tolerations: arr('Tolerations.'),
+        affinity: obj('Affinity.'),
+        serviceAccount: strict('Service account.', { create: bool('Create one.'), name: str('Its name.'), annotations: obj('Its annotations.') }),
+        service: strict('The metrics Service (mode deployment).', {
+          type: { type: 'string', enum: ['ClusterIP', 'NodePort', 'LoadBalancer'] },
+          port: { type: 'integer', minimum: 1, maximum: 65535 },
+          annotations: obj('Service annotations.'),
+        }),
+        serviceMonitor: strict('Prometheus Operator ServiceMonitor (mode deployment).', {
+          enabled: bool('Create it.'),
+          interval: { type: 'string', pattern: '^[0-9]+(ms|s|m|h)$' },
+          scrapeTimeout: { type: 'string', pattern: '^[0-9]+(ms|s|m|h)$' },
+          labels: obj('Extra labels (for the operator\'s selector).'),
+        }),
+        prometheusRule: strict('Prometheus Operator PrometheusRule with the alerts.', {
+          enabled: bool('Create it.'),
+          labels: obj('Extra labels.'),
+          noSuccessFor: int('Seconds without a success before OrgsyncNoRecentSuccess (twice the interval).', 1),
+          failingFor: { type: 'string', pattern: '^[0-9]+(s|m|h)$', description: 'for: of OrgsyncSyncFailing.' },
+          quarantineGrowth: int('Records of quarantine growth within an hour tolerated.'),
+          rateLimitedThreshold: int('429s within 15 minutes tolerated.'),
+        }),
+        dashboard: strict('Grafana dashboard ConfigMap.', { enabled: bool('Create it.'), labels: obj('Labels the Grafana sidecar selects on.'), annotations: obj('Annotations (e.g. grafana_folder).') }),
+      },
+      ['mode', 'schedule', 'image'],
+    ),
+  };
+}
