@@ -21,6 +21,10 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
+/** The JSON body of a response (test data, loosely typed). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const json = async (res: Response): Promise<any> => res.json();
+
 beforeAll(() => {
   let built = 0;
   try {
@@ -68,7 +72,7 @@ describe('orgsync emulator (CLI)', () => {
     const s = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml']);
     const res = await fetch(`${s.url}/api/external/v1/org/departments`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(res.status).toBe(200);
-    expect((await res.json()).items[0]).toMatchObject({ name: 'Acme', depth: 0 });
+    expect((await json(res)).items[0]).toMatchObject({ name: 'Acme', depth: 0 });
     expect(s.stdout()).toMatch(/^orgsync emulator listening on http:\/\/127\.0\.0\.1:[1-9]\d*\n$/);
     expect(await stop(s)).toBe(0);
     expect(s.stdout().split('\n').filter(Boolean)).toHaveLength(1);
@@ -93,15 +97,15 @@ describe('orgsync emulator (CLI)', () => {
       body: JSON.stringify({ name: 'Engineering', third_department_id: 'ENG' }),
     });
     expect(created.status).toBe(201);
-    const id = (await created.json()).id;
+    const id = (await json(created)).id;
     expect(await stop(first)).toBe(0);
 
     const second = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml', '--db', db]);
     const headers = { authorization: `Bearer ${KEY}` };
-    const depts = await (await fetch(`${second.url}/api/external/v1/org/departments`, { headers })).json();
+    const depts = await json(await fetch(`${second.url}/api/external/v1/org/departments`, { headers }));
     expect(depts.items.map((d: { name: string }) => d.name)).toEqual(['Acme', 'Engineering']);
     expect(depts.items[1].id).toBe(id);
-    const members = await (await fetch(`${second.url}/api/external/v1/org/members`, { headers })).json();
+    const members = await json(await fetch(`${second.url}/api/external/v1/org/members`, { headers }));
     expect(members.items).toHaveLength(1);
     // New records after the restart still sort after the old ones.
     await fetch(`${second.url}/api/external/v1/org/departments`, {
@@ -109,7 +113,7 @@ describe('orgsync emulator (CLI)', () => {
       headers: { ...headers, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Later' }),
     });
-    const inc = await (await fetch(`${second.url}/api/external/v1/org/departments?updated_since=2000-01-01T00:00:00Z`, { headers })).json();
+    const inc = await json(await fetch(`${second.url}/api/external/v1/org/departments?updated_since=2000-01-01T00:00:00Z`, { headers }));
     expect(inc.items.at(-1).name).toBe('Later');
     expect(await stop(second)).toBe(0);
   });

@@ -3,6 +3,10 @@ import { buildEmulator } from '../../../src/emulator/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../../helpers/emulator.js';
 
 const O = '/api/external/v1/org';
+/** The JSON body of a response (test data, loosely typed). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const json = async (res: Response): Promise<any> => res.json();
+
 let emu: TestEmulator;
 
 beforeAll(async () => {
@@ -30,7 +34,7 @@ describe('HTTP errors of the core', () => {
       body: '{"name":',
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe('invalid_argument');
+    expect((await json(res)).error.code).toBe('invalid_argument');
   });
 
   test('an unsupported content type is 415 in shape 2', async () => {
@@ -40,7 +44,7 @@ describe('HTTP errors of the core', () => {
       body: '<name/>',
     });
     expect(res.status).toBe(415);
-    const body = await res.json();
+    const body = await json(res);
     expect(body.error.code).toEqual(expect.any(String));
     expect(body.meta.request_id).toEqual(expect.any(String));
   });
