@@ -6,6 +6,7 @@
 import { migration001 } from './001-mirror-tables.js';
 import { migration002 } from './002-mirror-sync-state.js';
 import type { Migration } from './types.js';
+import { migration010 } from '../ownership.js';
 import { migration020 } from '../lease.js';
 import { migration021 } from '../runs.js';
 
@@ -16,6 +17,7 @@ export { runMigrations } from './runner.js';
 export const migrations: readonly Migration[] = [
   migration001,
   migration002,
+  migration010,
   migration020,
   migration021,
 ];

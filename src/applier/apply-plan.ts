@@ -1,0 +1,373 @@
+/**
+ * The applier: executes a Plan through the platform port with bounded concurrency under the client's pacing.
+ * Each result updates the mirror (and, for members, the ownership records) from the response at once.
+ * This file holds the ONE dry-run seam: `step` is either the real one or the dry one; nothing else branches on it.
+ *
+ * 409 handling:
+ * - create collision on a third id: refresh that entity, find the record by third id; this sync's own (managed_by,
+ *   or a member carrying this third id: a create that crashed before it was recorded) is taken and patched where it
+ *   differs; anything else is reported as a conflict and left alone.
+ * - member_exists: refresh members, find the member by phone or e-mail; adopt it when it is this sync's crashed create
+ *   or `sync.adopt.members` allows the match, else report.
+ * - department_cycle on a move: move the department to the root (parent_id "") and retry the move once.
+ * - department_has_children / department_has_members on a delete: deferred; the caller refreshes and re-plans.
+ * - 403 member_is_admin on a member removal: skipped, warned and counted.
+ */
+import type { SyncConfig } from '../config/sync.js';
+import type { Change, ChangeOp, EntityKind, PlanValue, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
+import { CHANGE_OPS, isPlanRef } from '../domain/index.js';
+import type { Mirror } from '../mirror/mirror.js';
+import type { OwnershipStore } from '../mirror/ownership.js';
+import { isPlatformError, type PlatformError } from '../platform/errors.js';
+import type { OrgPlatformPort } from '../platform/port.js';
+import { MANAGED_BY_KEY, normEmail, normPhone, normText } from '../planner/index.js';
+import type { Clock } from '../shared/clock.js';
+import { oneLine } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { runTasks } from './executor.js';
+
+/** How one change ended. */
+export type ChangeStatus =
+  /** Written (or, in a dry run, would have been). */
+  | 'applied'
+  /** Its create collided with this sync's own record (or an adoptable one), which was taken over instead. */
+  | 'adopted'
+  /** Failed for good (after the client's retries). */
+  | 'failed'
+  /** A record not owned by this sync stands in the way; left alone. */
+  | 'conflict'
+  /** The platform changed under the plan (409 children/members, 404 on a patch): re-plan. */
+  | 'deferred'
+  /** Not attempted: a change it depends on did not succeed. */
+  | 'skipped'
+  /** A tenant.admin member cannot be removed (403). */
+  | 'skipped_admin'
+  /** Not started: the run was asked to stop, or too many changes failed. */
+  | 'not_started';
+
+/** The outcome of one change. */
+export interface ChangeResult {
+  change: Change;
+  status: ChangeStatus;
+  message?: string;
+  /** The platform id the change wrote (the created record's, for creates). */
+  platformId?: string;
+}
+
+/** What the applier needs. */
+export interface ApplierDeps {
+  client: OrgPlatformPort;
+  mirror: Mirror;
+  ownership: OwnershipStore;
+  logger: Logger;
+  clock: Clock;
+  syncId: string;
+  adopt: SyncConfig['adopt'];
+  /** Incremental refresh of the mirror for these entities (used to find the record behind a 409). */
+  refresh(entities: readonly EntityKind[]): Promise<void>;
+}
+
+/** Options of one apply. */
+export interface ApplyOptions {
+  /** Writes in flight at once (default 8). */
+  concurrency?: number;
+  /** Stop starting changes after this many failed (default 100). */
+  maxFailures?: number;
+  /** The one dry-run switch: changes are described, nothing is written (not to the platform, mirror or ownership). */
+  dryRun?: boolean;
+  /** Once aborted no new change starts; those in flight finish and are recorded. */
+  signal?: AbortSignal;
+  /** Called once per finished change (progress, metrics). */
+  onResult?(result: ChangeResult): void;
+}
+
+/** Counts of results per entity, operation and status. */
+export type ApplyCounts = Record<EntityKind, Record<ChangeOp, number>>;
+
+/** The outcome of one apply. */
+export interface ApplyResult {
+  results: ChangeResult[];
+  /** Applied (or adopted) changes per entity and operation. */
+  applied: ApplyCounts;
+  byStatus: Record<ChangeStatus, number>;
+  /** True when the stop signal ended the apply early. */
+  stopped: boolean;
+}
+
+const emptyCounts = (): ApplyCounts => {
+  const zero = () => Object.fromEntries(CHANGE_OPS.map((op) => [op, 0])) as Record<ChangeOp, number>;
+  return { positions: zero(), departments: zero(), members: zero() };
+};
+
+/** Executes `changes` (in plan order; independent ones in parallel) and reports every change's outcome. */
+export async function applyChanges(changes: readonly Change[], deps: ApplierDeps, options: ApplyOptions = {}): Promise<ApplyResult> {
+  const created = new Map<string, string>();
+  const results = new Map<string, ChangeResult>();
+  const log = deps.logger;
+  let refreshing: Promise<void> = Promise.resolve();
+  const refreshSerial = (entities: readonly EntityKind[]): Promise<void> => {
+    refreshing = refreshing.then(
+      () => deps.refresh(entities),
+      () => deps.refresh(entities),
+    );
+    return refreshing;
+  };
+  const ctx: StepContext = { deps, created, refresh: refreshSerial, now: () => new Date(deps.clock.now()).toISOString() };
+  // THE dry-run seam.
+  const step = options.dryRun ? dryRunStep : realStep;
+
+  const finish = (r: ChangeResult): void => {
+    results.set(r.change.id, r);
+    const c = r.change;
+    const fields = { change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: r.platformId ?? c.platformId };
+    if (r.status === 'applied' || r.status === 'adopted') log.info({ ...fields, status: r.status, dry_run: options.dryRun === true }, 'change applied');
+    else if (r.status === 'skipped_admin') log.warn({ ...fields, status: r.status }, 'member holds tenant.admin: not removed');
+    else if (r.status === 'deferred') log.info({ ...fields, status: r.status, reason: r.message }, 'change deferred to a re-plan');
+    else if (r.status !== 'skipped') log.warn({ ...fields, status: r.status, error: r.message }, 'change not applied');
+    options.onResult?.(r);
+  };
+
+  const status = await runTasks(changes, {
+    concurrency: options.concurrency ?? 8,
+    maxFailures: options.maxFailures ?? 100,
+    ...(options.signal ? { signal: options.signal } : {}),
+    run: async (c) => {
+      let r: ChangeResult;
+      try {
+        r = await step(c, ctx);
+      } catch (err) {
+        r = { change: c, status: 'failed', message: oneLine(err) };
+      }
+      finish(r);
+      return r.status === 'applied' || r.status === 'adopted';
+    },
+    onSkip: (c, cause) => finish({ change: c, status: 'skipped', message: `depends on ${cause}, which did not succeed` }),
+  });
+
+  const applied = emptyCounts();
+  const byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
+  const ordered: ChangeResult[] = [];
+  for (const c of changes) {
+    const r = results.get(c.id) ?? { change: c, status: status.get(c.id) === 'not_started' ? 'not_started' : 'failed' };
+    ordered.push(r);
+    byStatus[r.status] += 1;
+    if (r.status === 'applied' || r.status === 'adopted') applied[c.entity][c.op] += 1;
+  }
+  return { results: ordered, applied, byStatus, stopped: options.signal?.aborted === true && byStatus.not_started > 0 };
+}
+
+interface StepContext {
+  deps: ApplierDeps;
+  /** Change id -> platform id of the record it created (or took over). */
+  created: Map<string, string>;
+  refresh(entities: readonly EntityKind[]): Promise<void>;
+  now(): string;
+}
+
+type Step = (c: Change, ctx: StepContext) => Promise<ChangeResult>;
+
+/** Resolves PlanRefs in a request body to the platform ids created earlier in the run. */
+function resolveBody(body: Record<string, PlanValue> | undefined, created: ReadonlyMap<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body ?? {})) {
+    if (isPlanRef(v)) {
+      const id = created.get(v.ref);
+      if (id === undefined) throw new Error(`${k}: the change ${v.ref} it depends on has not created its record`);
+      out[k] = id;
+    } else out[k] = v;
+  }
+  return out;
+}
+
+/** The platform id a PATCH/DELETE targets (the last path segment, or a `{ref:<id>}`). */
+function targetId(c: Change, created: ReadonlyMap<string, string>): string {
+  const path = c.request?.path ?? '';
+  const m = /\{ref:([^}]+)\}$/.exec(path);
+  if (m) {
+    const id = created.get(m[1]!);
+    if (id === undefined) throw new Error(`the change ${m[1]!} it depends on has not created its record`);
+    return id;
+  }
+  if (c.platformId) return c.platformId;
+  return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+}
+
+/** The dry step: describes, writes nothing. */
+const dryRunStep: Step = async (c, ctx) => {
+  const id = c.op === 'create' ? `dry-run:${c.id}` : (c.platformId ?? `dry-run:${c.id}`);
+  ctx.created.set(c.id, id);
+  return { change: c, status: 'applied', platformId: id };
+};
+
+/** The real step: one change against the platform, recorded in the mirror and the ownership store. */
+const realStep: Step = async (c, ctx) => {
+  const { deps, created } = ctx;
+  const { client, mirror, ownership } = deps;
+  const body = resolveBody(c.request?.body, created);
+  try {
+    if (c.op === 'create') {
+      if (c.entity === 'departments') {
+        const rec = await client.createDepartment(body as never);
+        mirror.recordOutcome({ entity: 'departments', record: rec });
+        created.set(c.id, rec.id);
+        return { change: c, status: 'applied', platformId: rec.id };
+      }
+      if (c.entity === 'positions') {
+        const rec = await client.createPosition(body as never);
+        mirror.recordOutcome({ entity: 'positions', record: rec });
+        created.set(c.id, rec.id);
+        return { change: c, status: 'applied', platformId: rec.id };
+      }
+      // Noted before the POST: a crash between the answer and the ownership record is recognised next run.
+      ownership.beginCreate('members', c.thirdId, ctx.now());
+      const rec = await client.createMember(body as never);
+      mirror.recordOutcome({ entity: 'members', record: rec });
+      ownership.recordOwnedMember(c.thirdId, rec.account_id, 'created', ctx.now());
+      created.set(c.id, rec.account_id);
+      return { change: c, status: 'applied', platformId: rec.account_id };
+    }
+    if (!c.request) {
+      // An adoption that changes no field: only the ownership record.
+      if (c.entity === 'members' && c.platformId) {
+        ownership.recordOwnedMember(c.thirdId, c.platformId, 'adopted', ctx.now());
+        ownership.logAdoption({ at: ctx.now(), entity: 'members', thirdId: c.thirdId, platformId: c.platformId, matchedBy: c.adoptedBy ?? 'config', detail: c.reason });
+      }
+      created.set(c.id, c.platformId ?? '');
+      return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', ...(c.platformId ? { platformId: c.platformId } : {}) };
+    }
+    const id = targetId(c, created);
+    if (c.request.method === 'DELETE') {
+      try {
+        if (c.entity === 'departments') await client.deleteDepartment(id);
+        else if (c.entity === 'positions') await client.deletePosition(id);
+        else await client.deleteMember(id);
+      } catch (err) {
+        // Already gone: the goal of the delete holds.
+        if (!isPlatformError(err, 'not_found')) throw err;
+      }
+      mirror.recordOutcome({ entity: c.entity, removedId: id });
+      return { change: c, status: 'applied', platformId: id };
+    }
+    let rec: PlatformDepartment | PlatformMember | PlatformPosition;
+    if (c.entity === 'departments') {
+      try {
+        rec = await client.patchDepartment(id, body);
+      } catch (err) {
+        if (c.op !== 'move' || !isPlatformError(err, 'conflict') || err.code !== 'department_cycle') throw err;
+        // The tree changed since the plan: re-order through the root, then retry the move once.
+        deps.logger.warn({ change: c.id, department_id: id }, 'move rejected as a cycle: moving through the root');
+        mirror.recordOutcome({ entity: 'departments', record: await client.patchDepartment(id, { parent_id: '' }) });
+        rec = await client.patchDepartment(id, body);
+      }
+      mirror.recordOutcome({ entity: 'departments', record: rec });
+    } else if (c.entity === 'positions') {
+      rec = await client.patchPosition(id, body);
+      mirror.recordOutcome({ entity: 'positions', record: rec });
+    } else {
+      rec = await client.patchMember(id, body as never);
+      mirror.recordOutcome({ entity: 'members', record: rec });
+      if (c.op === 'adopt') ownership.recordOwnedMember(c.thirdId, id, 'adopted', ctx.now());
+      else if (typeof body.third_user_id === 'string') ownership.recordOwnedMember(body.third_user_id, id, 'created', ctx.now());
+    }
+    if (c.op === 'adopt') {
+      ownership.logAdoption({ at: ctx.now(), entity: c.entity, thirdId: c.thirdId, platformId: id, matchedBy: c.adoptedBy ?? 'config', detail: c.reason });
+    }
+    created.set(c.id, id);
+    return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', platformId: id };
+  } catch (err) {
+    if (!isPlatformError(err)) throw err;
+    return onPlatformError(c, err, body, ctx);
+  }
+};
+
+async function onPlatformError(c: Change, err: PlatformError, body: Record<string, unknown>, ctx: StepContext): Promise<ChangeResult> {
+  const { deps } = ctx;
+  if (err.kind === 'conflict' && c.op === 'create') return onCreateConflict(c, err, body, ctx);
+  if (err.kind === 'conflict' && (err.code === 'department_has_children' || err.code === 'department_has_members')) {
+    return { change: c, status: 'deferred', message: `${err.code}: the department is not empty yet` };
+  }
+  if (err.kind === 'not_found' && c.request?.method === 'PATCH') {
+    return { change: c, status: 'deferred', message: 'the record is gone from the platform' };
+  }
+  if (err.kind === 'forbidden' && err.code === 'member_is_admin') {
+    return { change: c, status: 'skipped_admin', message: 'the member holds tenant.admin and cannot be removed' };
+  }
+  if (err.kind === 'conflict' && err.code === 'third_id_conflict') {
+    deps.logger.warn({ change: c.id, code: err.code }, 'third id taken by another record');
+    return { change: c, status: 'conflict', message: err.message };
+  }
+  return { change: c, status: 'failed', message: err.message };
+}
+
+async function onCreateConflict(c: Change, err: PlatformError, body: Record<string, unknown>, ctx: StepContext): Promise<ChangeResult> {
+  const { deps, created } = ctx;
+  const { client, mirror, ownership, syncId } = deps;
+  await ctx.refresh([c.entity]);
+  if (c.entity === 'departments' || c.entity === 'positions') {
+    const rec = mirror.snapshot()[c.entity].byThirdId.get(c.thirdId) as PlatformDepartment | PlatformPosition | undefined;
+    const live = rec && rec.status === 'active' ? rec : undefined;
+    if (!live) return { change: c, status: 'deferred', message: `${err.code}: no live record with third id ${c.thirdId} after a refresh` };
+    if (live.metadata?.[MANAGED_BY_KEY] !== syncId) {
+      return { change: c, status: 'conflict', message: `a ${c.entity === 'departments' ? 'department' : 'position'} with third id ${c.thirdId} exists and is not owned by this sync; left alone` };
+    }
+    // This sync's own: a create that crashed before its answer was recorded. Take it and patch what differs.
+    const patch: Record<string, unknown> = {};
+    for (const k of ['name', 'description', 'sort_order'] as const) {
+      if (k in body && normText(String(body[k])) !== normText(String((live as unknown as Record<string, unknown>)[k] ?? ''))) patch[k] = body[k];
+    }
+    if (c.entity === 'departments' && 'parent_id' in body) {
+      const d = live as PlatformDepartment;
+      const want = body.parent_id as string;
+      const underRoot = d.depth === 1;
+      if (want === '' ? !underRoot : d.parent_id !== want) patch.parent_id = want;
+    }
+    let final = live;
+    if (Object.keys(patch).length > 0) {
+      final = c.entity === 'departments' ? await client.patchDepartment(live.id, patch) : await client.patchPosition(live.id, patch);
+    }
+    mirror.recordOutcome(c.entity === 'departments' ? { entity: 'departments', record: final as PlatformDepartment } : { entity: 'positions', record: final as PlatformPosition });
+    ownership.logAdoption({ at: ctx.now(), entity: c.entity, thirdId: c.thirdId, platformId: live.id, matchedBy: 'crashed_create', detail: 'create collided with this sync\'s own record' });
+    created.set(c.id, live.id);
+    return { change: c, status: 'adopted', platformId: live.id, message: 'took over this sync\'s own record' };
+  }
+  // Members: member_exists (phone / e-mail) or third_id_conflict.
+  const members = mirror.snapshot().members;
+  const live = (m: PlatformMember | undefined) => (m && m.status !== 'left' ? m : undefined);
+  const wantPhone = typeof body.phone === 'string' ? normPhone(body.phone) : '';
+  const wantEmail = typeof body.email === 'string' ? normEmail(body.email) : '';
+  let found = live(members.byThirdId.get(c.thirdId));
+  let matchedBy: 'crashed_create' | 'email' | 'phone' | undefined;
+  if (!found) {
+    for (const m of members.byId.values()) {
+      if (m.status === 'left') continue;
+      if (wantPhone && normPhone(m.phone) === wantPhone) {
+        found = m;
+        break;
+      }
+      if (!found && wantEmail && normEmail(m.email) === wantEmail) found = m;
+    }
+  }
+  if (!found) return { change: c, status: 'deferred', message: `${err.code}: no live member matching ${c.thirdId} after a refresh` };
+  const samePerson = (!wantPhone || normPhone(found.phone) === wantPhone || !found.phone) && (!wantEmail || normEmail(found.email) === wantEmail || !found.email);
+  if (found.third_user_id === c.thirdId && samePerson) matchedBy = 'crashed_create';
+  else if (deps.adopt.members.includes('email') && wantEmail && normEmail(found.email) === wantEmail) matchedBy = 'email';
+  else if (deps.adopt.members.includes('phone') && wantPhone && normPhone(found.phone) === wantPhone) matchedBy = 'phone';
+  const owned = ownership.ownedMembers();
+  const ownedAlready = [...owned.values()].includes(found.account_id);
+  if (!matchedBy && !ownedAlready) {
+    return { change: c, status: 'conflict', message: `${err.code}: member "${found.display_name}" (${found.account_id}) is already in the tenant and not owned by this sync; left alone (sync.adopt.members enables adoption)` };
+  }
+  ownership.recordOwnedMember(c.thirdId, found.account_id, 'adopted', ctx.now());
+  ownership.logAdoption({ at: ctx.now(), entity: 'members', thirdId: c.thirdId, platformId: found.account_id, matchedBy: matchedBy ?? 'owned', detail: `create answered 409 ${err.code}` });
+  const patch: Record<string, unknown> = {};
+  if (typeof body.display_name === 'string' && normText(body.display_name) !== normText(found.display_name)) patch.display_name = body.display_name;
+  if (typeof body.title === 'string' && normText(body.title) !== normText(found.title)) patch.title = body.title;
+  if (typeof body.department_id === 'string' && body.department_id !== found.department_id) patch.department_id = body.department_id;
+  if (found.third_user_id !== c.thirdId) patch.third_user_id = c.thirdId;
+  let final = found;
+  if (Object.keys(patch).length > 0) final = await client.patchMember(found.account_id, patch);
+  mirror.recordOutcome({ entity: 'members', record: final });
+  created.set(c.id, found.account_id);
+  return { change: c, status: 'adopted', platformId: found.account_id, message: `took over the existing member (${matchedBy ?? 'already owned'})` };
+}
+

@@ -1,0 +1,2 @@
+export * from './apply-plan.js';
+export * from './executor.js';

@@ -1,0 +1,285 @@
+/**
+ * One sync run: refresh the mirror -> read the sources -> plan -> guards -> apply (-> bounded re-plans).
+ * The CLI (`plan`, `sync`) and the daemon call it; metrics and logs hang on the optional observer.
+ */
+import type { Config } from '../config/schema.js';
+import { parseDuration } from '../config/platform.js';
+import type { DesiredState, EntityKind, Plan, QuarantineEntry } from '../domain/index.js';
+import { ENTITY_KINDS } from '../domain/index.js';
+import { applyChanges, type ApplyCounts, type ChangeResult, type ChangeStatus } from '../applier/index.js';
+import type { Mirror } from '../mirror/mirror.js';
+import type { OwnershipStore } from '../mirror/ownership.js';
+import type { OrgPlatformPort } from '../platform/port.js';
+import { describePlatformError, isPlatformError } from '../platform/errors.js';
+import { calculatePlan, type PlannerSnapshot } from '../planner/index.js';
+import type { Clock } from '../shared/clock.js';
+import { EXIT, OrgsyncError, type ExitCode } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { refreshMirror } from './refresh-mirror.js';
+
+/** Hooks for metrics and progress; every one optional. */
+export interface RunObserver {
+  /** The plan of the run (the first one; re-plans are reported through onReplan). */
+  onPlan?(plan: Plan, desired: DesiredState): void;
+  /** A guard refused the plan. */
+  onGuard?(guard: string, plan: Plan): void;
+  /** Applying starts: `total` changes. */
+  onApplyStart?(total: number): void;
+  /** One change finished. */
+  onChangeResult?(result: ChangeResult): void;
+  /** A re-plan round starts with `total` changes. */
+  onReplan?(round: number, total: number): void;
+}
+
+/** What a run is built from. The CLI builds the real parts; tests hand in their own. */
+export interface RunOnceDeps {
+  config: Config;
+  client: OrgPlatformPort;
+  mirror: Mirror;
+  ownership: OwnershipStore;
+  logger: Logger;
+  clock: Clock;
+  /** Reads the sources (src/sources readDesiredState bound to the config and env). */
+  readDesiredState(signal?: AbortSignal): Promise<DesiredState>;
+  observer?: RunObserver;
+  /** Graceful shutdown: once aborted no new write starts; writes in flight finish and are recorded. */
+  signal?: AbortSignal;
+  /** Requests made and 429s seen by the client so far (the CLI counts them through the client's observer). */
+  callStats?(): { requests: number; rateLimited: number };
+}
+
+/** Options of one run. */
+export interface RunOnceOptions {
+  /** `plan` refreshes, reads and plans; `apply` also applies. */
+  mode: 'plan' | 'apply';
+  /** `--allow-deletes N`. */
+  allowDeletes?: number;
+  /** Apply through the dry-run seam (nothing written). */
+  dryRun?: boolean;
+  /** Force a full walk of the mirror. */
+  fullRefresh?: boolean;
+}
+
+/** A change that did not succeed, for the summary. */
+export interface RunFailure {
+  id: string;
+  entity: EntityKind;
+  op: string;
+  thirdId: string;
+  platformId?: string;
+  status: ChangeStatus;
+  message: string;
+}
+
+/** How a run ended. */
+export type RunResultKind = 'in_sync' | 'planned' | 'applied' | 'partial' | 'refused' | 'failed' | 'stopped';
+
+/** The summary of one run (JSON-serialisable). */
+export interface RunSummary {
+  syncId: string;
+  mode: 'plan' | 'apply';
+  result: RunResultKind;
+  exitCode: ExitCode;
+  startedAt: string;
+  durationMs: number;
+  /** The first plan of the run. */
+  plan: Plan;
+  /** Applied (or adopted) changes per entity and operation, over all rounds. */
+  applied: ApplyCounts;
+  byStatus: Record<ChangeStatus, number>;
+  failures: RunFailure[];
+  quarantined: QuarantineEntry[];
+  /** Members holding tenant.admin that could not be removed. */
+  skippedAdmin: number;
+  replanRounds: number;
+  /** Changes still pending after the last re-plan round (the run did not converge). */
+  notConverged: RunFailure[];
+  apiCalls: number;
+  rateLimited: number;
+  /** One line, when the run failed or was refused. */
+  error?: string;
+}
+
+const zeroApplied = (): ApplyCounts => ({
+  positions: { create: 0, adopt: 0, update: 0, move: 0, remove: 0 },
+  departments: { create: 0, adopt: 0, update: 0, move: 0, remove: 0 },
+  members: { create: 0, adopt: 0, update: 0, move: 0, remove: 0 },
+});
+
+/** The planner's view of the mirror and the ownership records. */
+export function plannerSnapshot(mirror: Mirror, ownership: OwnershipStore): PlannerSnapshot {
+  const pending = ownership.pendingCreates();
+  return {
+    departments: mirror.all('departments'),
+    positions: mirror.all('positions'),
+    members: mirror.all('members'),
+    ownedMembers: ownership.ownedMembers(),
+    pendingCreates: pending,
+  };
+}
+
+/** Runs once. Throws OrgsyncError for config, source and platform failures before anything was applied. */
+export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promise<RunSummary> {
+  const { config, logger, clock, mirror, ownership, client } = deps;
+  const sync = config.sync;
+  const started = clock.now();
+  const callsAtStart = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
+  const refresh = async (entities?: readonly EntityKind[], full = false): Promise<void> => {
+    try {
+      await refreshMirror({
+        client,
+        mirror,
+        clock,
+        logger,
+        overlapSeconds: config.state.mirror_overlap_seconds,
+        fullWalkEveryMs: parseDuration(config.state.full_walk_every) ?? 24 * 3600_000,
+        full,
+        ...(entities ? { entities } : {}),
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      });
+    } catch (err) {
+      if (isPlatformError(err)) throw new OrgsyncError('PLATFORM_ERROR', describePlatformError(err), { cause: err });
+      throw err;
+    }
+  };
+
+  await refresh(undefined, options.fullRefresh === true);
+  const desired = await deps.readDesiredState(deps.signal);
+  const planOpts = {
+    syncId: sync.id,
+    policy: sync.policy,
+    memberRemoval: sync.member_removal,
+    deleteThreshold: sync.delete_threshold,
+    adopt: sync.adopt,
+    ...(sync.root_department !== undefined ? { rootDepartment: sync.root_department } : {}),
+    ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
+  };
+  const plan = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, now: clock.now() });
+  deps.observer?.onPlan?.(plan, desired);
+  const counts = Object.fromEntries(ENTITY_KINDS.map((e) => [e, plan.counts[e]]));
+  logger.info({ changes: plan.changes.length, counts, warnings: plan.warnings.length, withheld: plan.withheld.length, quarantined: desired.quarantine.length }, 'plan computed');
+  for (const w of plan.warnings) logger.warn({ code: w.code, entity: w.entity, third_id: w.thirdId, platform_id: w.platformId }, w.message);
+
+  const summary: RunSummary = {
+    syncId: sync.id,
+    mode: options.mode,
+    result: plan.changes.length === 0 ? 'in_sync' : 'planned',
+    exitCode: EXIT.OK,
+    startedAt: new Date(started).toISOString(),
+    durationMs: 0,
+    plan,
+    applied: zeroApplied(),
+    byStatus: { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 },
+    failures: [],
+    quarantined: desired.quarantine,
+    skippedAdmin: 0,
+    replanRounds: 0,
+    notConverged: [],
+    apiCalls: 0,
+    rateLimited: 0,
+  };
+  const finish = (): RunSummary => {
+    const calls = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
+    summary.apiCalls = calls.requests - callsAtStart.requests;
+    summary.rateLimited = calls.rateLimited - callsAtStart.rateLimited;
+    summary.durationMs = clock.now() - started;
+    return summary;
+  };
+
+  if (plan.refusal) {
+    deps.observer?.onGuard?.(plan.refusal.guard, plan);
+    summary.error = plan.refusal.message;
+    if (plan.refusal.guard === 'empty_source') {
+      summary.result = 'failed';
+      summary.exitCode = EXIT.FAILED;
+      logger.error({ guard: plan.refusal.guard }, plan.refusal.message);
+    } else {
+      summary.result = 'refused';
+      summary.exitCode = EXIT.GUARD;
+      logger.error({ guard: plan.refusal.guard, entities: plan.refusal.entities }, 'plan refused by a guard: nothing applied');
+    }
+    return finish();
+  }
+  if (options.mode === 'plan') {
+    if (desired.quarantine.length > 0) summary.exitCode = EXIT.PARTIAL;
+    return finish();
+  }
+
+  const done = new Set<string>();
+  let changes = plan.changes;
+  for (let round = 0; ; round += 1) {
+    if (round === 0) deps.observer?.onApplyStart?.(changes.length);
+    else deps.observer?.onReplan?.(round, changes.length);
+    const result = await applyChanges(
+      changes,
+      { client, mirror, ownership, logger, clock, syncId: sync.id, adopt: sync.adopt, refresh: (entities) => refresh(entities) },
+      {
+        concurrency: config.platform.concurrency,
+        maxFailures: sync.max_failures,
+        dryRun: options.dryRun === true,
+        ...(deps.signal ? { signal: deps.signal } : {}),
+        ...(deps.observer?.onChangeResult ? { onResult: deps.observer.onChangeResult } : {}),
+      },
+    );
+    for (const e of ENTITY_KINDS) for (const op of Object.keys(result.applied[e]) as (keyof ApplyCounts[EntityKind])[]) summary.applied[e][op] += result.applied[e][op];
+    const deferred: ChangeResult[] = [];
+    for (const r of result.results) {
+      done.add(r.change.id);
+      if (r.status === 'deferred') {
+        deferred.push(r);
+        continue;
+      }
+      summary.byStatus[r.status] += 1;
+      if (r.status === 'skipped_admin') summary.skippedAdmin += 1;
+      if (r.status === 'failed' || r.status === 'conflict' || r.status === 'skipped' || r.status === 'not_started') summary.failures.push(toFailure(r));
+    }
+    if (result.stopped || deps.signal?.aborted) {
+      summary.byStatus.deferred += deferred.length;
+      summary.result = 'stopped';
+      summary.exitCode = EXIT.FAILED;
+      summary.error = 'stopped by a shutdown signal: writes in flight finished, nothing new was started';
+      return finish();
+    }
+    if (deferred.length === 0) break;
+    if (round >= sync.max_replan_rounds) {
+      summary.byStatus.deferred += deferred.length;
+      summary.notConverged = deferred.map(toFailure);
+      break;
+    }
+    // The platform changed under the plan: refresh and re-plan. Changes that already failed for good in this run
+    // are not retried (that is what makes the loop bounded as well as the round limit).
+    summary.replanRounds = round + 1;
+    logger.info({ round: round + 1, deferred: deferred.length }, 're-planning after the platform changed under the plan');
+    await refresh();
+    const failedIds = new Set(summary.failures.map((f) => f.id).concat(summary.byStatus.skipped_admin ? result.results.filter((r) => r.status === 'skipped_admin').map((r) => r.change.id) : []));
+    const next = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, allowDeletes: options.allowDeletes ?? Number.MAX_SAFE_INTEGER, now: clock.now() });
+    changes = next.changes.filter((c) => !failedIds.has(c.id));
+    if (changes.length === 0) break;
+  }
+
+  const failed = summary.failures.length > 0 || desired.quarantine.length > 0;
+  if (summary.notConverged.length > 0) {
+    summary.result = 'failed';
+    summary.exitCode = EXIT.FAILED;
+    summary.error = `the plan did not converge after ${sync.max_replan_rounds} re-plan round(s): ${summary.notConverged.slice(0, 10).map((f) => `${f.entity} ${f.thirdId || f.platformId} (${f.message})`).join('; ')}`;
+    logger.error({ records: summary.notConverged.map((f) => f.id) }, 'plan did not converge');
+  } else if (failed) {
+    summary.result = 'partial';
+    summary.exitCode = EXIT.PARTIAL;
+  } else {
+    summary.result = plan.changes.length === 0 ? 'in_sync' : 'applied';
+  }
+  return finish();
+}
+
+function toFailure(r: ChangeResult): RunFailure {
+  return {
+    id: r.change.id,
+    entity: r.change.entity,
+    op: r.change.op,
+    thirdId: r.change.thirdId,
+    ...(r.platformId ?? r.change.platformId ? { platformId: (r.platformId ?? r.change.platformId)! } : {}),
+    status: r.status,
+    message: r.message ?? r.status,
+  };
+}

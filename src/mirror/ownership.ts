@@ -1,0 +1,145 @@
+/**
+ * Ownership records of the reconcile in the state DB (migrations 010-019): the members this sync owns (keyed by
+ * third_user_id), the adoption log, and the creates in flight (written before the POST, cleared after the answer is
+ * recorded) so that a record created by a run that crashed in between is recognised as this sync's own.
+ * Departments and positions carry their ownership on the platform (metadata.managed_by) and need no row here.
+ */
+import type Database from 'better-sqlite3';
+import type { EntityKind } from '../domain/entities.js';
+import type { Migration } from './migrations/types.js';
+
+/**
+ * 010: owned members, the adoption log and pending creates. `missing_since`/`missing_runs` are reserved for the
+ * grace period of issue 10 (011-019 stay free for its source snapshots).
+ */
+export const migration010: Migration = {
+  version: 10,
+  name: 'ownership',
+  sql: `
+CREATE TABLE owned_members (
+  sync_id TEXT NOT NULL,
+  third_user_id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  origin TEXT NOT NULL CHECK (origin IN ('created', 'adopted')),
+  owned_since TEXT NOT NULL,
+  missing_since TEXT,
+  missing_runs INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (sync_id, third_user_id)
+) STRICT;
+CREATE UNIQUE INDEX owned_members_account ON owned_members (sync_id, account_id);
+CREATE TABLE adoption_log (
+  id INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,
+  sync_id TEXT NOT NULL,
+  entity TEXT NOT NULL CHECK (entity IN ('departments', 'members', 'positions')),
+  third_id TEXT NOT NULL,
+  platform_id TEXT NOT NULL,
+  matched_by TEXT NOT NULL,
+  detail TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE TABLE pending_creates (
+  sync_id TEXT NOT NULL,
+  entity TEXT NOT NULL CHECK (entity IN ('departments', 'members', 'positions')),
+  third_id TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  PRIMARY KEY (sync_id, entity, third_id)
+) STRICT;
+`,
+};
+
+/** One adoption, as logged. */
+export interface AdoptionRecord {
+  at: string;
+  entity: EntityKind;
+  thirdId: string;
+  platformId: string;
+  /** `third_id`, `name`, `email`, `phone`, `crashed_create`, `member_exists`. */
+  matchedBy: string;
+  detail?: string;
+}
+
+/** The ownership repository of one sync id. Statements are prepared once. */
+export class OwnershipStore {
+  private readonly selectOwned: Database.Statement;
+  private readonly deleteByAccount: Database.Statement;
+  private readonly upsertOwned: Database.Statement;
+  private readonly deleteOwned: Database.Statement;
+  private readonly insertAdoption: Database.Statement;
+  private readonly selectAdoptions: Database.Statement;
+  private readonly insertPending: Database.Statement;
+  private readonly deletePending: Database.Statement;
+  private readonly selectPending: Database.Statement;
+  private readonly ownTx: (thirdId: string, accountId: string, origin: 'created' | 'adopted', at: string) => void;
+
+  constructor(
+    private readonly db: Database.Database,
+    readonly syncId: string,
+  ) {
+    this.selectOwned = db.prepare('SELECT third_user_id, account_id FROM owned_members WHERE sync_id = ?');
+    this.deleteByAccount = db.prepare('DELETE FROM owned_members WHERE sync_id = ? AND account_id = ? AND third_user_id <> ?');
+    this.upsertOwned = db.prepare(
+      `INSERT INTO owned_members (sync_id, third_user_id, account_id, origin, owned_since) VALUES (@sync, @third, @account, @origin, @at)
+       ON CONFLICT (sync_id, third_user_id) DO UPDATE SET account_id = excluded.account_id, missing_since = NULL, missing_runs = 0,
+         origin = CASE WHEN owned_members.account_id = excluded.account_id THEN owned_members.origin ELSE excluded.origin END,
+         owned_since = CASE WHEN owned_members.account_id = excluded.account_id THEN owned_members.owned_since ELSE excluded.owned_since END`,
+    );
+    this.deleteOwned = db.prepare('DELETE FROM owned_members WHERE sync_id = ? AND third_user_id = ?');
+    this.insertAdoption = db.prepare(
+      'INSERT INTO adoption_log (at, sync_id, entity, third_id, platform_id, matched_by, detail) VALUES (@at, @sync, @entity, @thirdId, @platformId, @matchedBy, @detail)',
+    );
+    this.selectAdoptions = db.prepare('SELECT at, entity, third_id AS thirdId, platform_id AS platformId, matched_by AS matchedBy, detail FROM adoption_log WHERE sync_id = ? ORDER BY id');
+    this.insertPending = db.prepare('INSERT OR IGNORE INTO pending_creates (sync_id, entity, third_id, started_at) VALUES (?, ?, ?, ?)');
+    this.deletePending = db.prepare('DELETE FROM pending_creates WHERE sync_id = ? AND entity = ? AND third_id = ?');
+    this.selectPending = db.prepare('SELECT entity, third_id FROM pending_creates WHERE sync_id = ?');
+    this.ownTx = db.transaction((thirdId: string, accountId: string, origin: 'created' | 'adopted', at: string) => {
+      // One account, one key: a member re-keyed to a new third id drops its old row.
+      this.deleteByAccount.run(this.syncId, accountId, thirdId);
+      this.upsertOwned.run({ sync: this.syncId, third: thirdId, account: accountId, origin, at });
+      this.deletePending.run(this.syncId, 'members', thirdId);
+    });
+  }
+
+  /** Members this sync owns: third_user_id -> account_id. */
+  ownedMembers(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const r of this.selectOwned.iterate(this.syncId) as Iterable<{ third_user_id: string; account_id: string }>) out.set(r.third_user_id, r.account_id);
+    return out;
+  }
+
+  /** Records a member as owned (created or adopted by this sync) and clears its pending create, in one transaction. */
+  recordOwnedMember(thirdId: string, accountId: string, origin: 'created' | 'adopted', at: string): void {
+    this.ownTx(thirdId, accountId, origin, at);
+  }
+
+  /** Stops owning a member (issue 10's `release`); nothing on the platform changes. */
+  releaseMember(thirdId: string): boolean {
+    return this.deleteOwned.run(this.syncId, thirdId).changes > 0;
+  }
+
+  /** Logs an adoption. */
+  logAdoption(a: AdoptionRecord): void {
+    this.insertAdoption.run({ ...a, detail: a.detail ?? '', sync: this.syncId });
+  }
+
+  /** The adoption log, oldest first. */
+  adoptions(): AdoptionRecord[] {
+    return this.selectAdoptions.all(this.syncId) as AdoptionRecord[];
+  }
+
+  /** Notes a create about to be sent (before the POST), so a crash before its answer is recorded can be recognised. */
+  beginCreate(entity: EntityKind, thirdId: string, at: string): void {
+    this.insertPending.run(this.syncId, entity, thirdId, at);
+  }
+
+  /** Clears a pending create once its outcome is recorded. */
+  endCreate(entity: EntityKind, thirdId: string): void {
+    this.deletePending.run(this.syncId, entity, thirdId);
+  }
+
+  /** Third ids of creates begun but not known to have finished, per entity. */
+  pendingCreates(): Record<EntityKind, Set<string>> {
+    const out: Record<EntityKind, Set<string>> = { departments: new Set(), members: new Set(), positions: new Set() };
+    for (const r of this.selectPending.iterate(this.syncId) as Iterable<{ entity: EntityKind; third_id: string }>) out[r.entity].add(r.third_id);
+    return out;
+  }
+}
