@@ -129,8 +129,15 @@ export const paginationSchema = z
       size: z.number().int().min(1).default(100).describe('Page size; a page with fewer items is the last.'),
       start: z.number().int().min(0).default(1).describe('Number of the first page.'),
     }),
+    z.strictObject({
+      type: z.literal('offset'),
+      offset_param: z.string().min(1).default('offset').describe('Query parameter for the index of the first record.'),
+      size_param: z.string().min(1).default('limit').describe('Query parameter for the page size.'),
+      size: z.number().int().min(1).default(100).describe('Page size; a page with fewer items is the last.'),
+      start: z.number().int().min(0).default(0).describe('Offset of the first page.'),
+    }),
   ])
-  .describe('How to walk the pages of a URL.');
+  .describe('How to walk the pages of a URL: none, next-link, cursor, page (page number) or offset (record offset).');
 
 const hrisEntity = {
   url: z.url({ protocol: /^https?$/ }).optional().describe('HTTP(S) address of the first page (give url or file).'),

@@ -78,7 +78,7 @@ async function* pages(source: HrisJsonSourceConfig, entity: EntityKind, cfg: Ent
   }
   const p = cfg.pagination;
   let url = new URL(cfg.url!);
-  let page = p.type === 'page' ? p.start : 0;
+  let page = p.type === 'page' || p.type === 'offset' ? p.start : 0;
   const seen = new Set<string>();
   for (let n = 1; ; n++) {
     throwIfAborted(ctx.signal);
@@ -86,6 +86,9 @@ async function* pages(source: HrisJsonSourceConfig, entity: EntityKind, cfg: Ent
     if (p.type === 'page') {
       url.searchParams.set(p.page_param, String(page));
       if (p.size_param) url.searchParams.set(p.size_param, String(p.size));
+    } else if (p.type === 'offset') {
+      url.searchParams.set(p.offset_param, String(page));
+      url.searchParams.set(p.size_param, String(p.size));
     } else if (p.type === 'cursor' && p.size_param && p.size) url.searchParams.set(p.size_param, String(p.size));
     const where = url.toString();
     if (seen.has(where)) throw sourceUnreadable(source.name, `${entity}: the pagination returned ${where} twice`);
@@ -106,8 +109,8 @@ async function* pages(source: HrisJsonSourceConfig, entity: EntityKind, cfg: Ent
       url = new URL(url);
       url.searchParams.set(p.cursor_param, String(cursor));
     } else {
-      if (items.length < p.size) return;
-      page++;
+      if (items.length < p.size || items.length === 0) return;
+      page += p.type === 'page' ? 1 : items.length;
       url = new URL(url);
     }
   }
