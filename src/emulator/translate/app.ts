@@ -147,13 +147,18 @@ export async function buildTranslateApp(opts: BuildTranslateAppOptions = {}): Pr
       return reply.code(201).send(service.estimate(caller(req), body));
     });
 
-    v1.post('/v1/translations', async (req, reply) => {
+    const idempotencyKeyOf = (req: FastifyRequest): string => {
       const raw = req.headers['idempotency-key'];
       const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();
       if (!key) throw new TranslateApiError('idempotency_key_required', 'POST /v1/translations needs an Idempotency-Key header');
       if (key.length > 255) throw new TranslateApiError('invalid_request', 'Idempotency-Key: at most 255 characters');
+      return key;
+    };
+    // The header is checked before the body is parsed, so a missing key is reported whatever the body.
+    const onRequest = async (req: FastifyRequest) => void idempotencyKeyOf(req);
+    v1.post('/v1/translations', { onRequest }, async (req, reply) => {
       const body = parseBody(confirmBody, req.body);
-      const { translation, replayed } = service.confirm(caller(req), key, body);
+      const { translation, replayed } = service.confirm(caller(req), idempotencyKeyOf(req), body);
       if (replayed) void reply.header('idempotent-replayed', 'true');
       return reply.code(201).send(translation);
     });

@@ -3,6 +3,7 @@
  * Strict: an unknown key is an error naming its path. Every field has a default, so `translate:` may be omitted.
  */
 import { z } from 'zod';
+import { KNOWN_TARGET_LANGUAGES } from './translator.js';
 
 /** Usage a key made through the web application, seeded so `/v1/usage` can show API versus web attribution. */
 export const translateWebUsageSchema = z
@@ -27,7 +28,11 @@ export const translateApiKeySchema = z.strictObject({
   web_usage: translateWebUsageSchema.prefault({}),
 });
 
-const languageCode = z.string().regex(/^[a-z]{2}(-[a-z0-9]+)?$/, 'a language code such as "de" or "x-pseudo"');
+const languageCode = z
+  .string()
+  .refine((code) => KNOWN_TARGET_LANGUAGES.includes(code), {
+    error: (issue) => `the built-in translator does not know ${String(issue.input)} (known: ${KNOWN_TARGET_LANGUAGES.join(', ')})`,
+  });
 
 /** The translate block's shape (output type). */
 export const translateSeedObject = z.strictObject({

@@ -24,6 +24,7 @@ import {
   creditsFor,
   outputFactor,
   requestedFailure,
+  resolveTargetLanguage,
   translatePage,
   type TranslationMode,
 } from './translator.js';
@@ -183,7 +184,7 @@ export class TranslateService {
   estimate(caller: Caller, body: { file_id: string; target_language: string; mode: string }): Record<string, unknown> {
     const file = this.store.fileById(body.file_id);
     if (!file || file.account !== caller.account) throw new TranslateApiError('not_found', `file_id: no file ${body.file_id}`);
-    if (!this.targetLanguages.includes(body.target_language)) {
+    if (resolveTargetLanguage(body.target_language, this.targetLanguages) === undefined) {
       throw new TranslateApiError('invalid_request', `target_language: must be one of ${this.targetLanguages.join(', ')}`);
     }
     if (!(TRANSLATION_MODES as readonly string[]).includes(body.mode)) {
@@ -200,7 +201,7 @@ export class TranslateService {
       mode,
       input_tokens: file.input_tokens,
       estimated_tokens: estimatedTokens,
-      estimated_credits: creditsFor(estimatedTokens, this.seed.tokens_per_credit),
+      estimated_credits: creditsFor(estimatedTokens, this.seed.tokens_per_credit, mode),
       created_at: this.clock.now(),
     };
     this.store.insertEstimate(row);
@@ -443,22 +444,23 @@ export class TranslateService {
       }
       let artifact: (ArtifactRow & { content: Buffer }) | undefined;
       if (finished === 'succeeded') {
-        const translated = pages.map((p) => translatePage(p, t.target_language, t.mode as TranslationMode));
+        const language = resolveTargetLanguage(t.target_language, KNOWN_TARGET_LANGUAGES) ?? 'en';
+        const translated = pages.map((p) => translatePage(p, language, t.mode as TranslationMode));
         const bytes = Buffer.from(
-          await writeTranslatedPdf(translated, { title: `${file?.filename ?? 'document'} (${t.target_language})`, language: t.target_language }),
+          await writeTranslatedPdf(translated, { title: `${file?.filename ?? 'document'} (${language})`, language }),
         );
         const at = t.start_at + t.page_count * t.page_ms;
         const outputTokens = countTokens(translated.map((lines) => lines.join('\n')).join('\n'));
         t.actual_tokens = (file?.input_tokens ?? 0) + outputTokens;
         // Never charge more than was held at confirmation.
-        t.actual_credits = Math.min(t.estimated_credits, creditsFor(t.actual_tokens, this.seed.tokens_per_credit));
+        t.actual_credits = Math.min(t.estimated_credits, creditsFor(t.actual_tokens, this.seed.tokens_per_credit, t.mode as TranslationMode));
         t.status = 'succeeded';
         t.finished_at = at;
         artifact = {
           artifact_id: newId('art'),
           translation_id: t.translation_id,
           kind: 'translated_pdf',
-          filename: `${(file?.filename ?? 'document.pdf').replace(/\.pdf$/i, '')}.${t.target_language}.pdf`,
+          filename: `${(file?.filename ?? 'document.pdf').replace(/\.pdf$/i, '')}.${language}.pdf`,
           content_type: 'application/pdf',
           size_bytes: bytes.length,
           sha256: createHash('sha256').update(bytes).digest('hex'),

@@ -1,18 +1,27 @@
 /**
  * The emulator's thin, deterministic translator. No outside service: each target language has a small glossary of
  * common English words; a word found in it is replaced (keeping its capitalisation), any other word is kept as is.
+ * Japanese, Chinese and Korean are written romanised (romaji, pinyin without tones, revised romanisation), because the
+ * artifact uses a standard PDF font (WinAnsi), which has no CJK glyphs.
  * `x-pseudo` is pseudo-localisation: every vowel gets an accent and each line is wrapped in [ ], so every word changes.
  * Tokens are counted as ceil(characters / 4), the usual rule of thumb.
  */
 
-/** Translation modes: `standard` writes the translated text; `bilingual` writes each source line followed by its translation. */
-export const TRANSLATION_MODES = ['standard', 'bilingual'] as const;
+/**
+ * Translation modes. All write the translated text except `bilingual`, which writes each source line followed by its
+ * translation. They differ in price: `fast` costs half, `quality` twice the credits of `standard`.
+ */
+export const TRANSLATION_MODES = ['standard', 'fast', 'quality', 'bilingual'] as const;
 /** A translation mode. */
 export type TranslationMode = (typeof TRANSLATION_MODES)[number];
 
+/** Credits per token relative to `standard`. */
+export function modeCreditRate(mode: TranslationMode): number {
+  return mode === 'fast' ? 0.5 : mode === 'quality' ? 2 : 1;
+}
+
 type Glossary = Readonly<Record<string, string>>;
 
-// Only Latin-script languages: the artifact is written with a standard PDF font (WinAnsi), which cannot show CJK.
 const GLOSSARIES: Readonly<Record<string, Glossary>> = {
   // German nouns are capitalised in the glossary, so they stay capitalised whatever the source case.
   de: {
@@ -57,6 +66,24 @@ const GLOSSARIES: Readonly<Record<string, Glossary>> = {
     welcome: 'welkom', annual: 'jaarlijks', leave: 'verlof', of: 'van', for: 'voor', with: 'met', is: 'is', this: 'dit',
     good: 'goed', morning: 'ochtend', day: 'dag',
   },
+  ja: {
+    hello: 'konnichiwa', world: 'sekai', and: 'to', document: 'bunsho', page: 'peji', translation: 'hon-yaku', report: 'hokokusho',
+    employee: 'jugyoin', employees: 'jugyoin', department: 'bumon', company: 'kaisha', contract: 'keiyaku', date: 'hizuke',
+    name: 'namae', policy: 'hoshin', yes: 'hai', no: 'iie', thanks: 'arigato', welcome: 'yokoso', annual: 'nenji', leave: 'kyuka',
+    good: 'yoi', morning: 'asa', day: 'hi',
+  },
+  zh: {
+    hello: 'nihao', world: 'shijie', and: 'he', document: 'wendang', page: 'yemian', translation: 'fanyi', report: 'baogao',
+    employee: 'yuangong', employees: 'yuangong', department: 'bumen', company: 'gongsi', contract: 'hetong', date: 'riqi',
+    name: 'mingzi', policy: 'zhengce', yes: 'shi', no: 'bu', thanks: 'xiexie', welcome: 'huanying', annual: 'niandu', leave: 'xiujia',
+    good: 'hao', morning: 'zaoshang', day: 'tian',
+  },
+  ko: {
+    hello: 'annyeonghaseyo', world: 'segye', and: 'geurigo', document: 'munseo', page: 'peiji', translation: 'beonyeok',
+    report: 'bogoseo', employee: 'jigwon', employees: 'jigwon', department: 'buseo', company: 'hoesa', contract: 'gyeyak',
+    date: 'naljja', name: 'ireum', policy: 'jeongchaek', yes: 'ne', no: 'aniyo', thanks: 'gamsahamnida', welcome: 'hwanyeong',
+    annual: 'yeongan', leave: 'hyuga', good: 'joeun', morning: 'achim', day: 'nal',
+  },
   // English source text translated to English stays as it is.
   en: {},
 };
@@ -65,6 +92,18 @@ const PSEUDO_VOWELS: Readonly<Record<string, string>> = { a: 'á', e: 'é', i: '
 
 /** Every target language the built-in translator knows. */
 export const KNOWN_TARGET_LANGUAGES: readonly string[] = [...Object.keys(GLOSSARIES), 'x-pseudo'];
+
+/**
+ * The allowed language a requested code stands for: case does not matter and a region or script subtag falls back to
+ * its language (`zh-CN`, `zh-Hans` -> `zh`; `pt-BR` -> `pt`). Undefined when not allowed.
+ */
+export function resolveTargetLanguage(code: string, allowed: readonly string[]): string | undefined {
+  if (!/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(code)) return undefined;
+  const lower = code.toLowerCase();
+  if (allowed.includes(lower)) return lower;
+  const base = lower.split('-')[0] ?? '';
+  return base !== 'x' && allowed.includes(base) ? base : undefined;
+}
 
 /** Estimated tokens of a text: ceil(characters / 4). */
 export function countTokens(text: string): number {
@@ -104,9 +143,9 @@ export function outputFactor(mode: TranslationMode): number {
   return mode === 'bilingual' ? 2 : 1;
 }
 
-/** Credits for a number of tokens: ceil(tokens / tokensPerCredit), at least 1. */
-export function creditsFor(tokens: number, tokensPerCredit: number): number {
-  return Math.max(1, Math.ceil(tokens / tokensPerCredit));
+/** Credits for a number of tokens in a mode: ceil(tokens x rate / tokensPerCredit), at least 1. */
+export function creditsFor(tokens: number, tokensPerCredit: number, mode: TranslationMode): number {
+  return Math.max(1, Math.ceil((tokens * modeCreditRate(mode)) / tokensPerCredit));
 }
 
 /**

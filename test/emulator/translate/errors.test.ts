@@ -72,6 +72,11 @@ describe('translation API errors: every code of the spec with its documented sta
     const est = await estimateFor(['Hello world']);
     await expectError(await h.call('POST', '/v1/translations', { json: { estimate_id: est.estimate_id } }), 400, 'idempotency_key_required');
     await expectError(await h.call('POST', '/v1/translations', { json: { estimate_id: est.estimate_id }, headers: { 'idempotency-key': '  ' } }), 400, 'idempotency_key_required');
+    // Checked before the body: a broken body without the header still names the header.
+    await expectError(await h.call('POST', '/v1/translations', { body: '{not json', headers: { 'content-type': 'application/json' } }), 400, 'idempotency_key_required');
+    // And after the key: a missing key with a wrong key is invalid_api_key.
+    await expectError(await h.call('POST', '/v1/translations', { key: 'wrong-wrong-wrong', json: { estimate_id: est.estimate_id } }), 401, 'invalid_api_key');
+    await expectError(await h.call('POST', '/v1/translations', { body: '{not json', headers: { 'content-type': 'application/json', 'idempotency-key': 'bad-json' } }), 400, 'invalid_request');
   });
 
   it('idempotency_conflict (409): the same key with a different body', async () => {
@@ -124,6 +129,11 @@ describe('translation API: request validation and unknown resources', () => {
     await expectError(await est({ file_id: 'file_nope', target_language: 'de', mode: 'standard' }), 404, 'not_found');
     // A file of another account is not found.
     await expectError(await h.call('POST', '/v1/translation-estimates', { key: KEYS.other, json: { file_id: file.file_id, target_language: 'de' } }), 404, 'not_found');
+    // Case and region subtags do not matter; the code is echoed as sent.
+    const zh = await json(await est({ file_id: file.file_id, target_language: 'zh-CN', mode: 'standard' }));
+    expect(zh.target_language).toBe('zh-CN');
+    expect((await est({ file_id: file.file_id, target_language: 'PT-br', mode: 'fast' })).status).toBe(201);
+    await expectError(await est({ file_id: file.file_id, target_language: 'x-klingon', mode: 'standard' }), 400, 'invalid_request');
     // mode defaults to standard.
     expect((await json(await est({ file_id: file.file_id, target_language: 'de' }))).mode).toBe('standard');
   });

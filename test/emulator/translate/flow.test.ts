@@ -146,6 +146,23 @@ describe('translation API: the whole flow as a client follows it', () => {
     }
   });
 
+  it('romanised CJK targets, and modes priced fast x0.5, standard x1, quality x2', async () => {
+    const page = Array.from({ length: 10 }, () => 'Hello world, the annual report of the company').join('\n');
+    const prices: Record<string, number> = {};
+    for (const mode of ['fast', 'standard', 'quality']) prices[mode] = (await uploadAndEstimate([page], 'ja', mode)).estimate.estimated_credits;
+    expect(prices.fast).toBe(Math.ceil((prices.standard ?? 0) / 2));
+    expect(prices.quality).toBe((prices.standard ?? 0) * 2);
+    const { estimate } = await uploadAndEstimate(['Hello world\nThe annual report'], 'zh-CN');
+    const t = await json(await h.call('POST', '/v1/translations', { json: { estimate_id: estimate.estimate_id }, headers: { 'idempotency-key': 'zh' } }));
+    await h.clock.advance(2000);
+    const done = await json(await h.call('GET', `/v1/translations/${t.translation_id}`));
+    expect(done).toMatchObject({ status: 'succeeded', target_language: 'zh-CN' });
+    expect(done.artifacts[0].filename).toBe('doc.zh.pdf');
+    const text = (await pdfText(new Uint8Array(await (await h.call('GET', done.artifacts[0].download_url)).arrayBuffer())))[0];
+    expect(text).toContain('Nihao shijie');
+    expect(text).toContain('The niandu baogao');
+  });
+
   it('a PDF whose text asks for it fails with its error_code, refunds the hold and has no artifact', async () => {
     const { estimate } = await uploadAndEstimate(['Hello world', 'emulator-fail:glossary_unavailable', 'never reached']);
     const created = await json(await h.call('POST', '/v1/translations', { json: { estimate_id: estimate.estimate_id }, headers: { 'idempotency-key': 'fail-1' } }));

@@ -43,7 +43,7 @@ describe('translate seed block', () => {
   });
 
   it('refuses a target language the built-in translator does not know', async () => {
-    await expect(buildTranslateApp({ seed: { target_languages: ['de', 'ja'] } })).rejects.toThrow(/does not know ja/);
+    await expect(buildTranslateApp({ seed: { target_languages: ['de', 'tlh'] } })).rejects.toThrow(/seed translate\.target_languages\.1: the built-in translator does not know tlh/);
     const { app } = await buildTranslateApp({ seed: { target_languages: ['fr'], api_keys: [{ key: KEYS.alice }] } });
     const res = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${KEYS.alice}` } });
     expect(res.json().limits.target_languages).toEqual(['fr']);
