@@ -54,7 +54,9 @@ export const seedMemorySchema = z.strictObject({
   /** Required for scope `group_shared`. */
   group_id: z.string().default(''),
   content: z.string().min(1),
-});
+})
+  .refine((m) => m.scope !== 'session' || m.session_id !== '', { message: 'a session memory needs session_id', path: ['session_id'] })
+  .refine((m) => m.scope !== 'group_shared' || m.group_id !== '', { message: 'a group_shared memory needs group_id', path: ['group_id'] });
 
 /** This area's fields of a seed tenant. */
 export const kbTenantSeedShape = {
