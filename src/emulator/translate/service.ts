@@ -23,6 +23,7 @@ import {
   countTokens,
   creditsFor,
   outputFactor,
+  requestedCancel,
   requestedFailure,
   resolveTargetLanguage,
   translatePage,
@@ -319,7 +320,7 @@ export class TranslateService {
     };
     const keys = this.store.keysOfAccount(caller.account).map((k) => {
       const a = this.store.apiUsageOfKey(k.id);
-      const api = { translations: a.translations, succeeded: a.succeeded, failed: a.failed, tokens: a.tokens, credits: a.credits };
+      const api = { translations: a.translations, succeeded: a.succeeded, failed: a.failed, canceled: a.canceled, tokens: a.tokens, credits: a.credits };
       const web = { translations: k.web_translations, tokens: k.web_tokens, credits: k.web_credits };
       const total = zero();
       add(total, api);
@@ -422,11 +423,19 @@ export class TranslateService {
         steps.push(() => this.event(snapshot, 'translation.running', 0, null, 'translation started', snapshot.start_at));
       }
       const due = t.page_ms === 0 ? t.page_count : Math.min(t.page_count, Math.floor((now - t.start_at) / t.page_ms));
-      let finished: 'succeeded' | 'failed' | undefined;
+      let finished: 'succeeded' | 'failed' | 'canceled' | undefined;
       while (t.pages_done < due && !finished) {
         const page = t.pages_done + 1;
         const at = t.start_at + page * t.page_ms;
         const failure = requestedFailure(pages[page - 1] ?? '');
+        if (requestedCancel(pages[page - 1] ?? '')) {
+          t.status = 'canceled';
+          t.finished_at = at;
+          finished = 'canceled';
+          const snapshot = { ...t };
+          steps.push(() => this.event(snapshot, 'translation.canceled', this.progressOf(snapshot), page, 'translation canceled', at));
+          break;
+        }
         if (failure) {
           t.status = 'failed';
           t.finished_at = at;

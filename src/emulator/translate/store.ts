@@ -81,6 +81,7 @@ export interface ApiUsage {
   translations: number;
   succeeded: number;
   failed: number;
+  canceled: number;
   tokens: number;
   credits: number;
 }
@@ -257,6 +258,7 @@ export class TranslateStore {
         `SELECT COUNT(*) AS translations,
            COALESCE(SUM(status = 'succeeded'), 0) AS succeeded,
            COALESCE(SUM(status = 'failed'), 0) AS failed,
+           COALESCE(SUM(status = 'canceled'), 0) AS canceled,
            COALESCE(SUM(actual_tokens), 0) AS tokens,
            COALESCE(SUM(CASE WHEN status IN ('queued', 'running') THEN estimated_credits ELSE actual_credits END), 0) AS credits
          FROM tr_translations WHERE key_id = ? AND source = 'api'`,
@@ -347,7 +349,7 @@ export class TranslateStore {
   }
   /** A key's API translations, tokens and credits. */
   apiUsageOfKey(keyId: number): ApiUsage {
-    return this.s.apiUsageOfKey.get(keyId) ?? { translations: 0, succeeded: 0, failed: 0, tokens: 0, credits: 0 };
+    return this.s.apiUsageOfKey.get(keyId) ?? { translations: 0, succeeded: 0, failed: 0, canceled: 0, tokens: 0, credits: 0 };
   }
   /** Credits held by a key's unfinished translations. */
   creditsHeldByKey(keyId: number): number {

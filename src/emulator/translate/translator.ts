@@ -158,3 +158,8 @@ export function requestedFailure(text: string): string | undefined {
   if (!m) return undefined;
   return m[1]?.toLowerCase() ?? 'translation_failed';
 }
+
+/** `emulator-cancel` anywhere in a page's text ends the job `canceled` when that page is reached (hold returned). */
+export function requestedCancel(text: string): boolean {
+  return /\bemulator-cancel\b/i.test(text);
+}

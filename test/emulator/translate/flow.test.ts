@@ -118,7 +118,7 @@ describe('translation API: the whole flow as a client follows it', () => {
     const usage = await json(await h.call('GET', '/v1/usage?groupBy=overview'));
     expect(usage.group_by).toBe('overview');
     const alice = usage.keys.find((k: { name: string }) => k.name === 'alice-ci');
-    expect(alice.api).toEqual({ translations: 1, succeeded: 1, failed: 0, tokens: done.actual_tokens, credits: done.actual_credits });
+    expect(alice.api).toEqual({ translations: 1, succeeded: 1, failed: 0, canceled: 0, tokens: done.actual_tokens, credits: done.actual_credits });
     expect(alice.web).toEqual({ translations: 3, tokens: 900, credits: 9 });
     expect(alice.total).toEqual({ translations: 4, tokens: 900 + done.actual_tokens, credits: 9 + done.actual_credits });
     expect(alice.current).toBe(true);
@@ -176,6 +176,18 @@ describe('translation API: the whole flow as a client follows it', () => {
     expect((await json(await h.call('GET', '/v1/me'))).available_credits).toBe(100);
     const alice = (await json(await h.call('GET', '/v1/usage?groupBy=overview'))).keys[0];
     expect(alice.api).toMatchObject({ translations: 1, failed: 1, succeeded: 0, credits: 0 });
+  });
+
+  it('a page with emulator-cancel ends the job canceled, with the hold returned and no error_code', async () => {
+    const { estimate } = await uploadAndEstimate(['Hello world', 'emulator-cancel']);
+    const created = await json(await h.call('POST', '/v1/translations', { json: { estimate_id: estimate.estimate_id }, headers: { 'idempotency-key': 'cancel-1' } }));
+    await h.clock.advance(10_000);
+    const t = await json(await h.call('GET', `/v1/translations/${created.translation_id}`));
+    expect(t).toMatchObject({ status: 'canceled', pages_done: 1, actual_credits: 0, artifacts: [] });
+    expect(t.error_code).toBeUndefined();
+    const ev = await json(await h.call('GET', `/v1/translations/${created.translation_id}/events`));
+    expect(ev.events.at(-1)).toMatchObject({ type: 'translation.canceled', status: 'canceled', page: 2 });
+    expect((await json(await h.call('GET', '/v1/me'))).available_credits).toBe(100);
   });
 
   it('plain emulator-fail fails with translation_failed', async () => {
