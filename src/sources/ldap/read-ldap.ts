@@ -92,7 +92,13 @@ async function connect(source: LdapSourceConfig, ctx: SourceReadContext): Promis
 
 function describeError(err: unknown): string {
   const e = err as { code?: unknown; message?: string };
-  if (typeof e.code === 'number') return `${(e.message ?? '').replace(/\s+/g, ' ').trim()} (LDAP result ${e.code})`;
+  if (typeof e.code === 'number') {
+    // ldapts names the result in the class (InvalidCredentialsError); its message is often just "Code: 0x31".
+    const name = (err as Error).constructor?.name ?? '';
+    const words = name.endsWith('Error') && name !== 'Error' ? name.slice(0, -5).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase() : 'error';
+    const diag = (e.message ?? '').replace(/\s+/g, ' ').trim();
+    return `${words}${diag && !/^Code: 0x[0-9a-f]+$/i.test(diag) ? `: ${diag}` : ''} (LDAP result ${e.code})`;
+  }
   if (typeof e.code === 'string') return `${e.code}${e.message && !e.message.includes(e.code) ? `: ${e.message}` : ''}`;
   return e.message ?? String(err);
 }

@@ -1,0 +1,176 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { readDesiredState } from '../../src/sources/index.js';
+import { silentLogger } from '../../src/shared/logger.js';
+import type { DesiredState } from '../../src/domain/desired.js';
+import { requireSlapd, startSlapd, type Slapd } from '../helpers/slapd.js';
+import { FIXTURES, instantClock, read } from './support.js';
+
+const LDAP_FIXTURES = join(FIXTURES, '../ldap');
+const run = requireSlapd();
+
+function deptNames(state: DesiredState): Record<string, string> {
+  return Object.fromEntries(state.departments.map((d) => [d.source_id, d.name]));
+}
+
+describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', () => {
+  let slapd: Slapd;
+  beforeAll(async () => {
+    slapd = await startSlapd({ suffixes: ['dc=example,dc=org'], ldif: [{ file: join(LDAP_FIXTURES, 'openldap-corp.ldif') }], tls: true });
+  });
+  afterAll(async () => {
+    await slapd?.stop();
+  });
+
+  const source = (over: Record<string, unknown> = {}) => ({
+    name: 'corp',
+    type: 'ldap',
+    url: slapd.url,
+    bind_dn: slapd.rootDn,
+    bind_password: slapd.rootPassword,
+    base_dn: 'dc=example,dc=org',
+    phone_region: 'US',
+    ...over,
+  });
+
+  async function expectCorp(state: DesiredState) {
+    const names = deptNames(state);
+    // Departments from the OU tree: ids are entryUUIDs, parents come from the DN.
+    expect(Object.values(names).sort()).toEqual(['Engineering', 'Platform', 'Sales']);
+    for (const id of Object.keys(names)) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const platform = state.departments.find((d) => d.name === 'Platform')!;
+    expect(names[platform.parent_source_id!]).toBe('Engineering');
+    expect(state.departments.find((d) => d.name === 'Sales')!.parent_source_id).toBeUndefined();
+    expect(platform.origin).toEqual({ source: 'corp', location: 'ou=Platform,ou=Engineering,dc=example,dc=org' });
+
+    const m = Object.fromEntries(state.members.map((x) => [x.source_id, x]));
+    expect(Object.keys(m).sort()).toEqual(['ada', 'alan', 'grace', 'linus']);
+    expect(m.ada).toMatchObject({ display_name: 'Ada King', email: 'ada@example.org', phone: '+442079460958', title: 'Engineer', status: 'active' });
+    expect(names[m.ada!.department_source_id!]).toBe('Platform');
+    expect(m.alan).toMatchObject({ status: 'suspended' }); // pwdAccountLockedTime
+    expect(names[m.alan!.department_source_id!]).toBe('Engineering');
+    expect(m.grace).toMatchObject({ status: 'suspended', phone: '+14155550199' }); // nsAccountLock: TRUE
+    expect(m.linus!.department_source_id).toBeUndefined();
+    expect(m.ada!.origin).toEqual({ source: 'corp', location: 'uid=ada,ou=Platform,ou=Engineering,dc=example,dc=org' });
+
+    expect(state.quarantine.map((q) => [q.reason, q.location, q.message, q.source_id])).toEqual([
+      ['missing_id', 'cn=No Uid,ou=Sales,dc=example,dc=org', 'no source id (the id field uid is empty or missing)', undefined],
+      ['no_contact', 'uid=nocontact,ou=Sales,dc=example,dc=org', 'member has neither e-mail nor phone (the platform needs one)', 'nocontact'],
+      ['invalid_email', 'uid=badmail,ou=Sales,dc=example,dc=org', 'invalid e-mail "not-an-address"', 'badmail'],
+    ]);
+    expect(state.provided).toEqual({ departments: true, positions: false, members: true });
+  }
+
+  it('reads departments from the OU tree and members with their department from the DN', async () => {
+    await expectCorp(await read([source()]));
+  });
+
+  it('pages through small pages with the same result', async () => {
+    await expectCorp(await read([source({ page_size: 2 })]));
+  });
+
+  it('ldaps:// with the CA file', async () => {
+    await expectCorp(await read([source({ url: slapd.ldapsUrl, ca_file: slapd.caFile })]));
+  });
+
+  it('StartTLS with the CA file', async () => {
+    await expectCorp(await read([source({ start_tls: true, ca_file: slapd.caFile })]));
+  });
+
+  it('refuses a server certificate from another CA (ldaps)', async () => {
+    await expect(read([source({ url: slapd.ldapsUrl, ca_file: slapd.otherCaFile })])).rejects.toThrow(/^source "corp": cannot connect to ldaps:\/\/127\.0\.0\.1:\d+: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+  });
+
+  it('refuses a server certificate from another CA (StartTLS)', async () => {
+    await expect(read([source({ start_tls: true, ca_file: slapd.otherCaFile })])).rejects.toThrow(/^source "corp": StartTLS with ldap:\/\/127\.0\.0\.1:\d+ failed: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+  });
+
+  it('fails on a wrong bind password', async () => {
+    await expect(read([source({ bind_password: 'wrong' })])).rejects.toThrow('source "corp": bind as cn=admin,dc=example,dc=org failed: invalid credentials (LDAP result 49)');
+  });
+
+  it('fails on a base DN that does not exist', async () => {
+    await expect(read([source({ base_dn: 'dc=nope,dc=org' })])).rejects.toThrow(
+      'source "corp": departments: search under "dc=nope,dc=org" with (objectClass=organizationalUnit) failed: no such object (LDAP result 32)',
+    );
+  });
+
+  it('fails when the server is not there', async () => {
+    await expect(read([source({ url: 'ldap://127.0.0.1:9' })])).rejects.toThrow('source "corp": cannot connect to ldap://127.0.0.1:9: ECONNREFUSED');
+  });
+
+  it('takes the bind password from a file or the environment (config loader)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orgsync-ldap-'));
+    writeFileSync(join(dir, 'bind-pw'), `${slapd.rootPassword}\n`);
+    const yaml = (pw: string) =>
+      `platform:\n  base_url: http://127.0.0.1:1\nsources:\n  - name: corp\n    type: ldap\n    url: ${slapd.ldapsUrl}\n    ca_file: ${slapd.caFile}\n    bind_dn: ${slapd.rootDn}\n    ${pw}\n    base_dn: dc=example,dc=org\n    phone_region: US\n`;
+    const fromFile = parseConfig(yaml('bind_password_file: bind-pw'), join(dir, 'c.yaml'), {});
+    await expectCorp(await readDesiredState(fromFile, { env: {}, logger: silentLogger, clock: instantClock }));
+    const fromEnv = parseConfig(yaml('bind_password: ${LDAP_PW}'), join(dir, 'c.yaml'), { LDAP_PW: slapd.rootPassword });
+    expect(fromEnv.meta.secrets).toContain(slapd.rootPassword);
+    await expectCorp(await readDesiredState(fromEnv, { env: {}, logger: silentLogger, clock: instantClock }));
+  });
+
+  it('takes departments from an attribute when told to', async () => {
+    const state = await read([source({ departments: false, members: { filter: '(uid=ada)', department_from: 'attribute' } })]);
+    expect(state.departments.map((d) => d.source_id)).toEqual(['ENG-PLAT']);
+    expect(state.members[0]!.department_source_id).toBe('ENG-PLAT');
+  });
+
+  it('maps fields with a template and custom filters', async () => {
+    const state = await read([source({ departments: false, members: { filter: '(&(objectClass=inetOrgPerson)(mail=*))', fields: { id: 'dn', display_name: '{sn}, {cn}' } } })]);
+    expect(state.members.map((m) => [m.source_id, m.display_name])).toEqual([
+      ['uid=ada,ou=Platform,ou=Engineering,dc=example,dc=org', 'Lovelace, Ada Lovelace'],
+      ['uid=alan,ou=Engineering,dc=example,dc=org', 'Turing, Alan Turing'],
+      ['uid=linus,dc=example,dc=org', 'Torvalds, Linus Torvalds'],
+      ['cn=No Uid,ou=Sales,dc=example,dc=org', 'Uid, No Uid'],
+    ]);
+    expect(state.quarantine.map((q) => q.reason)).toEqual(['invalid_email']);
+  });
+});
+
+describe.skipIf(!run)('LDAP connector: active-directory profile against slapd with the AD schema', () => {
+  let slapd: Slapd;
+  beforeAll(async () => {
+    slapd = await startSlapd({ suffixes: ['dc=corp,dc=example'], ldif: [{ file: join(LDAP_FIXTURES, 'ad-corp.ldif') }] });
+  });
+  afterAll(async () => {
+    await slapd?.stop();
+  });
+  const source = (over: Record<string, unknown> = {}) => ({
+    name: 'ad',
+    type: 'ldap',
+    profile: 'active-directory',
+    url: slapd.url,
+    bind_dn: slapd.rootDn,
+    bind_password: slapd.rootPassword,
+    base_dn: 'DC=corp,DC=example',
+    ...over,
+  });
+
+  it('decodes objectGUID, reads userAccountControl and derives departments from the department attribute', async () => {
+    const state = await read([source()]);
+    expect(state.departments.map((d) => [d.source_id, d.name, d.parent_source_id])).toEqual([
+      ['Engineering', 'Engineering', undefined],
+      ['Finance', 'Finance', undefined],
+    ]);
+    const m = Object.fromEntries(state.members.map((x) => [x.source_id, x]));
+    expect(Object.keys(m)).toEqual(['d6b8a5e1-3c2b-4f7a-9e8d-1a2b3c4d5e6f', '0a1b2c3d-4e5f-4061-8273-8495a6b7c8d9', '11111111-2222-4333-8444-555555555555']);
+    expect(m['d6b8a5e1-3c2b-4f7a-9e8d-1a2b3c4d5e6f']).toMatchObject({ display_name: 'Alice Archer', email: 'alice.archer@corp.example', phone: '+14155550101', title: 'Engineer', department_source_id: 'Engineering', status: 'active' });
+    expect(m['0a1b2c3d-4e5f-4061-8273-8495a6b7c8d9']).toMatchObject({ display_name: 'Bob Baker', phone: '+447911123456', department_source_id: 'Finance', status: 'suspended' });
+    expect(m['11111111-2222-4333-8444-555555555555']).toMatchObject({ status: 'active' }); // 66048 = 0x10200: bit 0x2 clear
+    expect(state.quarantine.map((q) => [q.reason, q.location, q.source_id])).toEqual([
+      ['no_contact', 'cn=Dave NoMail,ou=Staff,dc=corp,dc=example', 'abcdefab-cdef-4abc-8def-abcdefabcdef'],
+      ['missing_id', 'cn=Erin NoGuid,ou=Staff,dc=corp,dc=example', undefined],
+    ]);
+  });
+
+  it('reads the OU tree when departments are configured (objectGUID ids)', async () => {
+    const state = await read([source({ departments: {} })]);
+    expect(state.departments.map((d) => [d.source_id, d.name])).toEqual([['f0e1d2c3-b4a5-4697-8877-665544332211', 'Staff']]);
+    expect(new Set(state.members.map((m) => m.department_source_id))).toEqual(new Set(['f0e1d2c3-b4a5-4697-8877-665544332211']));
+  });
+});
