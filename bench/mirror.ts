@@ -53,6 +53,8 @@ async function emulatorChild(): Promise<void> {
       void running.close().then(() => process.exit(0));
     }
   });
+  // The parent gone (finished, killed or crashed): stop too, never linger.
+  process.on('disconnect', () => process.exit(0));
   process.send!({ url: running.url });
 }
 
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
     await pool(32, SIZE.positions, async (i) => {
       await writer.createPosition({ name: `Position ${i}`, third_position_id: `P${i}`, sort_order: i });
     });
+    const positionsDone = performance.now();
     const departments: string[] = [];
     const batch = 500;
     for (let start = 0; start < SIZE.departments; start += batch) {
@@ -115,6 +118,7 @@ async function main(): Promise<void> {
       });
       departments.push(...created);
     }
+    const departmentsDone = performance.now();
     await pool(32, SIZE.members, async (i) => {
       await writer.createMember({
         email: `m${i}@bench.test`,
@@ -126,7 +130,17 @@ async function main(): Promise<void> {
     });
     await writer.close();
     const fillSeconds = (performance.now() - fillStart) / 1000;
-    emit({ phase: 'fill', ...SIZE, seconds: round(fillSeconds), records_per_second: Math.round((SIZE.members + SIZE.departments + SIZE.positions) / fillSeconds) });
+    emit({
+      phase: 'fill',
+      ...SIZE,
+      seconds: round(fillSeconds),
+      seconds_by_entity: {
+        positions: round((positionsDone - fillStart) / 1000),
+        departments: round((departmentsDone - positionsDone) / 1000),
+        members: round((performance.now() - departmentsDone) / 1000),
+      },
+      records_per_second: Math.round((SIZE.members + SIZE.departments + SIZE.positions) / fillSeconds),
+    });
     await request(child, 'clock-now', 'clock-set');
 
     // Full refresh: the pacing rate is set high because the emulator's limits are off (the default is 100/s, the platform's per-key limit).
