@@ -4,6 +4,7 @@ import type { CliContext, CommandResult } from './context.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerMirrorCommand } from './commands/mirror.js';
+import { registerSourcesCommand } from './commands/sources.js';
 
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
 type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void) => void;
@@ -12,6 +13,7 @@ const registrars: Registrar[] = [
   registerEmulatorCommand,
   registerConfigCommand,
   registerMirrorCommand,
+  registerSourcesCommand,
 ];
 
 /** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */

@@ -46,8 +46,24 @@ export async function readSource(source: SourceConfig, ctx: SourceReadContext): 
   }
 }
 
-/** Reads every source, merges per entity by source id (per-field precedence), validates and quarantines. */
-export async function readDesiredState(config: Pick<Config, 'sources' | 'meta'>, opts: ReadSourcesOptions): Promise<DesiredState> {
+/** Counts of what one source yielded before the merge. */
+export interface SourceSummary {
+  name: string;
+  type: SourceConfig['type'];
+  departments: number;
+  positions: number;
+  members: number;
+  quarantined: number;
+}
+
+/** The desired state plus what each source yielded (for `orgsync sources check`). */
+export interface SourcesReport {
+  sources: SourceSummary[];
+  state: DesiredState;
+}
+
+/** Reads every source and reports per source as well as the merged state. */
+export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>, opts: ReadSourcesOptions): Promise<SourcesReport> {
   const ctx: SourceReadContext = {
     env: opts.env,
     logger: opts.logger,
@@ -56,17 +72,22 @@ export async function readDesiredState(config: Pick<Config, 'sources' | 'meta'>,
     resolvePath: (p) => resolveConfigPath(config, p),
   };
   const batches: SourceBatch[] = [];
+  const sources: SourceSummary[] = [];
   for (const source of config.sources) {
     const log = opts.logger.child({ source: source.name });
     log.debug({ type: source.type }, 'reading source');
     const batch = await readSource(source, { ...ctx, logger: log });
-    log.info(
-      { departments: batch.departments.length, positions: batch.positions.length, members: batch.members.length, quarantined: batch.quarantine.length },
-      'source read',
-    );
+    const summary = { name: source.name, type: source.type, departments: batch.departments.length, positions: batch.positions.length, members: batch.members.length, quarantined: batch.quarantine.length };
+    log.info({ departments: summary.departments, positions: summary.positions, members: summary.members, quarantined: summary.quarantined }, 'source read');
     batches.push(batch);
+    sources.push(summary);
   }
   const state = buildDesiredState(batches);
   if (state.quarantine.length > 0) opts.logger.warn({ quarantined: state.quarantine.length }, 'records quarantined');
-  return state;
+  return { sources, state };
+}
+
+/** Reads every source, merges per entity by source id (per-field precedence), validates and quarantines. */
+export async function readDesiredState(config: Pick<Config, 'sources' | 'meta'>, opts: ReadSourcesOptions): Promise<DesiredState> {
+  return (await readSourcesReport(config, opts)).state;
 }

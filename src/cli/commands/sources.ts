@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import type { QuarantineEntry } from '../../domain/desired.js';
+import { createLogger, wantsPretty } from '../../observability/logger.js';
+import { EXIT } from '../../shared/errors.js';
+import { readSourcesReport, type SourcesReport } from '../../sources/index.js';
+import type { CliContext, CommandResult } from '../context.js';
+
+/** `orgsync sources check`: reads every source and reports counts and quarantine, never touching the platform. */
+export function registerSourcesCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  const sources = program.command('sources').description('HR sources (CSV, HRIS JSON, LDAP / Active Directory).');
+  sources
+    .command('check')
+    .description('Read every source, merge and validate, and print the counts and the quarantine report. Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a source cannot be read, 2 on a config error.')
+    .requiredOption('-c, --config <file>', 'config file (YAML); needs sources:')
+    .option('--json', 'print one JSON document (per-source counts, desired counts, quarantine entries) instead of text')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ orgsync sources check --config /etc/orgsync/orgsync.yaml
+  $ orgsync sources check -c config/examples/hris-bamboohr.yaml --json | jq '.quarantine[] | .reason'`,
+    )
+    .action((opts: { config: string; json?: boolean }) => {
+      setResult(
+        (async () => {
+          const cfg = loadConfig(opts.config, ctx.env);
+          const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets });
+          const report = await readSourcesReport(cfg, { env: ctx.env, logger, signal: ctx.shutdownSignal });
+          ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(cfg.meta.file, report));
+          return report.state.quarantine.length > 0 ? EXIT.PARTIAL : EXIT.OK;
+        })(),
+      );
+    });
+}
+
+function toJson(report: SourcesReport) {
+  const { state } = report;
+  return {
+    sources: report.sources,
+    desired: { departments: state.departments.length, positions: state.positions.length, members: state.members.length },
+    provided: state.provided,
+    quarantined: state.quarantine.length,
+    quarantine: state.quarantine,
+  };
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+function renderEntry(q: QuarantineEntry): string {
+  const id = q.source_id !== undefined ? ` "${q.source_id}"` : '';
+  return `  ${q.entity}${id} (source ${q.source}, ${q.location}): ${q.reason}: ${q.message}\n`;
+}
+
+/** The text report: one line per source, the merged counts, then every quarantined record. */
+export function renderReport(file: string, report: SourcesReport): string {
+  const { state } = report;
+  let out = `sources check: ${file}\n`;
+  for (const s of report.sources) {
+    out += `source ${s.name} (${s.type}): ${plural(s.departments, 'department')}, ${plural(s.positions, 'position')}, ${plural(s.members, 'member')}, ${s.quarantined} quarantined\n`;
+  }
+  const provided = (['departments', 'positions', 'members'] as const).filter((e) => state.provided[e]);
+  out += `desired: ${plural(state.departments.length, 'department')}, ${plural(state.positions.length, 'position')}, ${plural(state.members.length, 'member')} (provided: ${provided.length ? provided.join(', ') : 'none'})\n`;
+  if (state.quarantine.length === 0) return `${out}quarantine: none\n`;
+  const byReason = new Map<string, number>();
+  for (const q of state.quarantine) byReason.set(q.reason, (byReason.get(q.reason) ?? 0) + 1);
+  out += `quarantine: ${plural(state.quarantine.length, 'record')} (${[...byReason].map(([r, n]) => `${r} ${n}`).join(', ')})\n`;
+  for (const q of state.quarantine) out += renderEntry(q);
+  return out;
+}
