@@ -58,6 +58,35 @@ export interface RunOnceOptions {
   dryRun?: boolean;
   /** Force a full walk of the mirror. */
   fullRefresh?: boolean;
+  /** An extra observer for this run only (the CLI's progress line), called after `deps.observer`. */
+  observer?: RunObserver;
+}
+
+/** Calls every hook of `a`, then of `b`. */
+export function combineObservers(a: RunObserver | undefined, b: RunObserver | undefined): RunObserver | undefined {
+  if (!a || !b) return a ?? b;
+  return {
+    onPlan: (plan, desired) => {
+      a.onPlan?.(plan, desired);
+      b.onPlan?.(plan, desired);
+    },
+    onGuard: (guard, plan) => {
+      a.onGuard?.(guard, plan);
+      b.onGuard?.(guard, plan);
+    },
+    onApplyStart: (total) => {
+      a.onApplyStart?.(total);
+      b.onApplyStart?.(total);
+    },
+    onChangeResult: (r) => {
+      a.onChangeResult?.(r);
+      b.onChangeResult?.(r);
+    },
+    onReplan: (round, total) => {
+      a.onReplan?.(round, total);
+      b.onReplan?.(round, total);
+    },
+  };
 }
 
 /** A change that did not succeed, for the summary. */
@@ -121,6 +150,7 @@ export function plannerSnapshot(mirror: Mirror, ownership: OwnershipStore): Plan
 /** Runs once. Throws OrgsyncError for config, source and platform failures before anything was applied. */
 export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promise<RunSummary> {
   const { config, logger, clock, mirror, ownership, client } = deps;
+  const observer = combineObservers(deps.observer, options.observer);
   const sync = config.sync;
   const started = clock.now();
   const callsAtStart = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
@@ -155,7 +185,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
   };
   const plan = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, now: clock.now() });
-  deps.observer?.onPlan?.(plan, desired);
+  observer?.onPlan?.(plan, desired);
   const counts = Object.fromEntries(ENTITY_KINDS.map((e) => [e, plan.counts[e]]));
   logger.info({ changes: plan.changes.length, counts, warnings: plan.warnings.length, withheld: plan.withheld.length, quarantined: desired.quarantine.length }, 'plan computed');
   for (const w of plan.warnings) logger.warn({ code: w.code, entity: w.entity, third_id: w.thirdId, platform_id: w.platformId }, w.message);
@@ -187,7 +217,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   };
 
   if (plan.refusal) {
-    deps.observer?.onGuard?.(plan.refusal.guard, plan);
+    observer?.onGuard?.(plan.refusal.guard, plan);
     summary.error = plan.refusal.message;
     if (plan.refusal.guard === 'empty_source') {
       summary.result = 'failed';
@@ -200,16 +230,13 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     }
     return finish();
   }
-  if (options.mode === 'plan') {
-    if (desired.quarantine.length > 0) summary.exitCode = EXIT.PARTIAL;
-    return finish();
-  }
+  if (options.mode === 'plan') return finish();
 
   const done = new Set<string>();
   let changes = plan.changes;
   for (let round = 0; ; round += 1) {
-    if (round === 0) deps.observer?.onApplyStart?.(changes.length);
-    else deps.observer?.onReplan?.(round, changes.length);
+    if (round === 0) observer?.onApplyStart?.(changes.length);
+    else observer?.onReplan?.(round, changes.length);
     const result = await applyChanges(
       changes,
       { client, mirror, ownership, logger, clock, syncId: sync.id, adopt: sync.adopt, refresh: (entities) => refresh(entities) },
@@ -218,7 +245,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
         maxFailures: sync.max_failures,
         dryRun: options.dryRun === true,
         ...(deps.signal ? { signal: deps.signal } : {}),
-        ...(deps.observer?.onChangeResult ? { onResult: deps.observer.onChangeResult } : {}),
+        ...(observer?.onChangeResult ? { onResult: observer.onChangeResult } : {}),
       },
     );
     for (const e of ENTITY_KINDS) for (const op of Object.keys(result.applied[e]) as (keyof ApplyCounts[EntityKind])[]) summary.applied[e][op] += result.applied[e][op];
