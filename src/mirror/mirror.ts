@@ -317,6 +317,18 @@ export class Mirror {
     return out;
   }
 
+  /** Record counts by entity and status (the metrics' name for counts()). */
+  records(): StatusCount[] {
+    return this.counts();
+  }
+
+  /** Watermark per entity in ms since the epoch (undefined before the first completed walk), for metrics. */
+  watermarks(): Record<EntityKind, number | undefined> {
+    const out = {} as Record<EntityKind, number | undefined>;
+    for (const s of this.states()) out[s.entity] = s.watermark === undefined ? undefined : Date.parse(s.watermark);
+    return out;
+  }
+
   /** The sync state of one entity. */
   state(entity: EntityKind): EntitySyncState {
     return toState(this.selectState.get(entity) as StateRow);

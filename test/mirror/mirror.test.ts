@@ -204,3 +204,17 @@ describe('Mirror', () => {
     expect(snap.positions.byId.get('p1')!.name).toBe('P p1');
   });
 });
+
+describe('Mirror as a metrics probe', () => {
+  it('reports watermarks in ms and records by status', () => {
+    const db = openStateDb(':memory:');
+    const mirror = new Mirror(db);
+    expect(mirror.watermarks()).toEqual({ positions: undefined, departments: undefined, members: undefined });
+    const walk = mirror.beginWalk('members', 'full', '2026-01-04T00:00:00.000Z');
+    mirror.applyPage('members', [mem('a')], walk);
+    mirror.completeWalk(walk, '2026-01-04T00:00:00.000Z', '2026-01-04T00:00:01.000Z');
+    expect(mirror.watermarks().members).toBe(Date.UTC(2026, 0, 4));
+    expect(mirror.records()).toEqual([{ entity: 'members', status: 'active', count: 1 }]);
+    db.close();
+  });
+});
