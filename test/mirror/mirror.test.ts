@@ -73,8 +73,8 @@ describe('state DB', () => {
   it('applies only newer migrations, each with its version', () => {
     const db = openStateDb(':memory:', { migrations: migrations.slice(0, 1) });
     expect(db.pragma('user_version', { simple: true })).toBe(1);
-    const extra: Migration = { version: 10, name: 'test', sql: 'CREATE TABLE t10 (x INTEGER)' };
-    const expected = [...migrations.slice(1).map((m) => m.version), 10].sort((a, b) => a - b);
+    const extra: Migration = { version: 900, name: 'test', sql: 'CREATE TABLE t10 (x INTEGER)' };
+    const expected = [...migrations.slice(1).map((m) => m.version), 900].sort((a, b) => a - b);
     expect(runMigrations(db, [...migrations, extra])).toEqual(expected);
     expect(db.pragma('user_version', { simple: true })).toBe(expected.at(-1));
   });
@@ -82,15 +82,15 @@ describe('state DB', () => {
   it('a failing migration leaves the previous version, and says which failed', () => {
     const db = openStateDb(':memory:');
     const v = db.pragma('user_version', { simple: true }) as number;
-    const bad: Migration = { version: 99, name: 'broken', sql: 'CREATE TABLE ok1 (x); CREATE TABLE nope (' };
-    expect(() => runMigrations(db, [...migrations, bad])).toThrow(/migration 099 broken failed/);
+    const bad: Migration = { version: 901, name: 'broken', sql: 'CREATE TABLE ok1 (x); CREATE TABLE nope (' };
+    expect(() => runMigrations(db, [...migrations, bad])).toThrow(/migration 901 broken failed/);
     expect(db.pragma('user_version', { simple: true })).toBe(v);
     expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'ok1'").pluck().get()).toBe(0);
   });
 
   it('refuses a DB newer than this orgsync', () => {
     const db = openStateDb(':memory:');
-    db.pragma('user_version = 500');
+    db.pragma('user_version = 5000');
     expect(() => runMigrations(db, migrations)).toThrow(/newer than this orgsync knows/);
   });
 
