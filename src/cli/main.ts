@@ -1,9 +1,14 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, isOrgsyncError, oneLine } from '../shared/errors.js';
 import type { CliContext, CommandResult } from './context.js';
+import { VERSION } from './version.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerConfigCommand } from './commands/config.js';
+import { registerDaemonCommand } from './commands/daemon.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerMirrorCommand } from './commands/mirror.js';
+import { registerPlanCommand } from './commands/plan.js';
+import { registerSyncCommand } from './commands/sync.js';
 import { registerSourcesCommand } from './commands/sources.js';
 
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
@@ -12,7 +17,11 @@ type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<Comm
 const registrars: Registrar[] = [
   registerEmulatorCommand,
   registerConfigCommand,
+  registerDaemonCommand,
+  registerDemoCommand,
   registerMirrorCommand,
+  registerPlanCommand,
+  registerSyncCommand,
   registerSourcesCommand,
 ];
 
@@ -55,4 +64,4 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
   }
 }
 
-export const VERSION = '0.1.0';
+export { VERSION };

@@ -2,9 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
 import { EXIT } from '../shared/errors.js';
+import type { Config } from '../config/schema.js';
+import { CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
+import type { Mirror } from '../mirror/mirror.js';
 import type { RunHistory, RunRecord } from '../mirror/runs.js';
-import type { OrgsyncMetrics, RunResult } from '../observability/metrics.js';
+import { OrgsyncMetrics, type MirrorProbe, type RunResult } from '../observability/metrics.js';
 import { startOpsServer, type OpsServer, type Readiness } from '../observability/http-server.js';
+import type { RunObserver, RunSummary } from './run-once.js';
 import type { Scheduler } from './schedule.js';
 
 /** What a run is given. */
@@ -187,4 +191,132 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
   await server?.close();
   logger.info({}, 'daemon stopped');
   return EXIT.OK;
+}
+
+// --- Wiring runOnce to metrics, /status and the Pushgateway (shared by `daemon`, `sync` and `demo`) ---------------
+
+/** The run result label of a RunSummary's result. */
+export function runResultOf(summary: Pick<RunSummary, 'result'>): RunResult {
+  switch (summary.result) {
+    case 'in_sync':
+    case 'applied':
+    case 'planned':
+      return 'success';
+    case 'partial':
+      return 'partial';
+    case 'refused':
+      return 'guard';
+    case 'stopped':
+      return 'interrupted';
+    default:
+      return 'failed';
+  }
+}
+
+/** Writes applied by a run (creates, adoptions, updates, moves, removals over every entity). */
+export function writesOf(summary: Pick<RunSummary, 'applied'>): number {
+  let n = 0;
+  for (const e of ENTITY_KINDS) for (const op of CHANGE_OPS) n += summary.applied[e][op];
+  return n;
+}
+
+/** A RunSummary small enough for /status and the run history: counts, not the plan's changes. */
+export function compactSummary(summary: RunSummary): Record<string, unknown> {
+  const quarantineByReason: Record<string, number> = {};
+  for (const q of summary.quarantined) quarantineByReason[q.reason] = (quarantineByReason[q.reason] ?? 0) + 1;
+  return {
+    result: summary.result,
+    exit_code: summary.exitCode,
+    started_at: summary.startedAt,
+    duration_ms: summary.durationMs,
+    planned: summary.plan.counts,
+    applied: summary.applied,
+    writes: writesOf(summary),
+    by_status: summary.byStatus,
+    warnings: summary.plan.warnings.length,
+    withheld: summary.plan.withheld.length,
+    refusal: summary.plan.refusal ? { guard: summary.plan.refusal.guard, message: summary.plan.refusal.message } : null,
+    failures: summary.failures.slice(0, 20),
+    failures_total: summary.failures.length,
+    quarantined: summary.quarantined.length,
+    quarantined_by_reason: quarantineByReason,
+    skipped_admin: summary.skippedAdmin,
+    replan_rounds: summary.replanRounds,
+    api_calls: summary.apiCalls,
+    rate_limited: summary.rateLimited,
+    ...(summary.error ? { error: summary.error } : {}),
+  };
+}
+
+/** The daemon's view of a finished runOnce. */
+export function runOutcomeOf(summary: RunSummary): RunOutcome {
+  return { result: runResultOf(summary), exitCode: summary.exitCode, summary: compactSummary(summary), ...(summary.error ? { error: summary.error } : {}) };
+}
+
+/** runOnce's observer that feeds the plan, operation, guard, source and quarantine metrics. */
+export function metricsRunObserver(metrics: OrgsyncMetrics): RunObserver {
+  return {
+    onPlan(plan, desired) {
+      OrgsyncMetrics.replace(
+        metrics.planOperations,
+        ENTITY_KINDS.flatMap((entity) => CHANGE_OPS.map((op) => ({ labels: { entity, op }, value: plan.counts[entity][op] }))),
+      );
+      const bySource = new Map<string, number>();
+      const count = (source: string, entity: string) => bySource.set(`${source}\u0000${entity}`, (bySource.get(`${source}\u0000${entity}`) ?? 0) + 1);
+      for (const d of desired.departments) count(d.origin?.source ?? 'unknown', 'departments');
+      for (const p of desired.positions) count(p.origin?.source ?? 'unknown', 'positions');
+      for (const m of desired.members) count(m.origin?.source ?? 'unknown', 'members');
+      OrgsyncMetrics.replace(
+        metrics.sourceRecords,
+        [...bySource].map(([key, value]) => {
+          const [source, entity] = key.split('\u0000') as [string, string];
+          return { labels: { source, entity }, value };
+        }),
+      );
+      const quarantined = new Map<string, number>();
+      for (const q of desired.quarantine) quarantined.set(`${q.source}\u0000${q.reason}`, (quarantined.get(`${q.source}\u0000${q.reason}`) ?? 0) + 1);
+      OrgsyncMetrics.replace(
+        metrics.quarantinedRecords,
+        [...quarantined].map(([key, value]) => {
+          const [source, reason] = key.split('\u0000') as [string, string];
+          return { labels: { source, reason }, value };
+        }),
+      );
+      // Removals a policy (upsert-only, create-only) or a grace period held back.
+      for (const w of plan.withheld) if (w.change.op === 'remove') metrics.removalsBlockedTotal.inc({ guard: w.why.split(':')[0] ?? w.why });
+    },
+    onGuard(guard, plan) {
+      if (guard === 'delete_threshold') metrics.deleteThresholdExceededTotal.inc();
+      const removals = plan.changes.filter((c) => c.op === 'remove').length;
+      if (removals > 0) metrics.removalsBlockedTotal.inc({ guard }, removals);
+    },
+    onChangeResult(result) {
+      metrics.operationsTotal.inc({ entity: result.change.entity, op: result.change.op, result: result.status });
+    },
+  };
+}
+
+/** Lets the metrics read the mirror's watermarks and record counts at scrape time. */
+export function mirrorProbe(mirror: Mirror): MirrorProbe {
+  return {
+    watermarks: () => Object.fromEntries(mirror.states().map((s) => [s.entity, s.watermark ? Date.parse(s.watermark) : undefined])),
+    records: () => mirror.counts(),
+  };
+}
+
+/**
+ * `orgsync sync` with metrics.pushgateway_url: pushes the run's metrics (job "orgsync", instance = sync id), since
+ * Prometheus cannot scrape a short job. A failed push is logged, never fails the run.
+ */
+export async function pushRunMetrics(metrics: OrgsyncMetrics, config: Pick<Config, 'metrics' | 'sync'>, logger: Logger): Promise<boolean> {
+  const url = config.metrics.pushgateway_url;
+  if (!url) return false;
+  try {
+    await metrics.push(url, config.sync.id);
+    logger.info({ pushgateway_url: url, job: 'orgsync', instance: config.sync.id }, 'metrics pushed to the Pushgateway');
+    return true;
+  } catch (err) {
+    logger.warn({ pushgateway_url: url, error: err instanceof Error ? err.message : String(err) }, 'could not push metrics to the Pushgateway');
+    return false;
+  }
 }

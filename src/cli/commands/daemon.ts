@@ -1,0 +1,203 @@
+import type { Command } from 'commander';
+import type Database from 'better-sqlite3';
+import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { metricsRunObserver, mirrorProbe, runDaemon, runOutcomeOf, type RunSync } from '../../daemon/daemon.js';
+import { runOnce, type RunOnceOptions, type RunSummary } from '../../daemon/run-once.js';
+import { CronScheduler, type Scheduler } from '../../daemon/schedule.js';
+import { openStateDb } from '../../mirror/db.js';
+import { MirrorLease } from '../../mirror/lease.js';
+import { Mirror } from '../../mirror/mirror.js';
+import { OwnershipStore } from '../../mirror/ownership.js';
+import { RunHistory } from '../../mirror/runs.js';
+import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observability/logger.js';
+import { OrgsyncMetrics } from '../../observability/metrics.js';
+import { createPlatformClient, type PlatformClient } from '../../platform/client.js';
+import { readDesiredState } from '../../sources/index.js';
+import { systemClock, type Clock } from '../../shared/clock.js';
+import type { Logger } from '../../shared/logger.js';
+import type { CliContext, CommandResult } from '../context.js';
+import { VERSION } from '../version.js';
+
+/** Everything one or many runs need, opened from a config: logger, metrics, state DB (leased), client. */
+export interface RunEnvironment {
+  config: Config;
+  logger: OrgsyncLogger;
+  metrics: OrgsyncMetrics;
+  db: Database.Database;
+  dbPath: string;
+  mirror: Mirror;
+  ownership: OwnershipStore;
+  history: RunHistory;
+  lease: MirrorLease;
+  client: PlatformClient;
+  clock: Clock;
+  /** One runOnce with this environment's parts. */
+  run(options: RunOnceOptions, run: { logger?: Logger; signal?: AbortSignal }): Promise<RunSummary>;
+  /** Releases the lease, closes the client and the state DB. */
+  close(): Promise<void>;
+}
+
+/** How to open a RunEnvironment. */
+export interface OpenRunEnvironmentOptions {
+  /** Where log lines go (stdout normally; stderr when stdout carries a document). */
+  logDestination: NodeJS.WritableStream;
+  /** Whether that destination is a terminal (pretty lines with log.format auto). */
+  logIsTTY: boolean;
+  clock?: Clock;
+}
+
+/**
+ * Opens the parts of a run from a loaded config. Takes the state DB's lease lock first, so a second process on the
+ * same mirror fails here with STATE_LOCKED (exit 1) before it touches anything.
+ */
+export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>, options: OpenRunEnvironmentOptions): RunEnvironment {
+  const clock = options.clock ?? systemClock;
+  const logger = createLogger({
+    level: config.log.level,
+    destination: options.logDestination,
+    pretty: wantsPretty(config.log.format, options.logIsTTY),
+    secrets: config.meta.secrets,
+    redactPaths: config.log.redact,
+    base: { sync_id: config.sync.id },
+  });
+  const dbPath = resolveConfigPath(config, config.state.path);
+  const db = openStateDb(dbPath);
+  const lease = new MirrorLease(db, { dbPath, now: () => clock.now() });
+  try {
+    lease.acquire();
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  lease.startHeartbeat(() => logger.error({ state_db: dbPath }, 'lost the state DB lease to another process'));
+  const metrics = new OrgsyncMetrics({ build: { version: VERSION }, now: () => clock.now() });
+  const mirror = new Mirror(db);
+  metrics.setMirrorProbe(mirrorProbe(mirror));
+  const ownership = new OwnershipStore(db, config.sync.id);
+  const history = new RunHistory(db);
+  const stats = { requests: 0, rateLimited: 0 };
+  const observer = metrics.clientObserver();
+  let client: PlatformClient;
+  try {
+    client = createPlatformClient(config.platform, {
+      clock,
+      observer: {
+        onResponse: (method, route, status, seconds) => {
+          stats.requests += 1;
+          observer.onResponse(method, route, status, seconds);
+        },
+        onRetry: (reason) => observer.onRetry(reason),
+        onRateLimited: () => {
+          stats.rateLimited += 1;
+          observer.onRateLimited();
+        },
+        onThrottled: (seconds) => observer.onThrottled(seconds),
+      },
+    });
+  } catch (err) {
+    lease.release();
+    db.close();
+    throw err;
+  }
+  const runObserver = metricsRunObserver(metrics);
+  return {
+    config,
+    logger,
+    metrics,
+    db,
+    dbPath,
+    mirror,
+    ownership,
+    history,
+    lease,
+    client,
+    clock,
+    run: (opts, run) => {
+      const log = run.logger ?? logger;
+      return runOnce(
+        {
+          config,
+          client,
+          mirror,
+          ownership,
+          logger: log,
+          clock,
+          readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: log, clock, ...(signal ? { signal } : {}) }),
+          observer: runObserver,
+          ...(run.signal ? { signal: run.signal } : {}),
+          callStats: () => ({ ...stats }),
+        },
+        opts,
+      );
+    },
+    close: async () => {
+      lease.release();
+      await client.close();
+      db.close();
+    },
+  };
+}
+
+/** Test seams of `orgsync daemon` (the CLI passes none). */
+export interface DaemonOverrides {
+  scheduler?: Scheduler;
+  clock?: Clock;
+  onListening?: (url: string) => void;
+  shutdownGraceMs?: number;
+}
+
+/** Runs `orgsync daemon` with a loaded config until the shutdown signal; resolves with the exit code. */
+export async function daemonMain(config: Config, ctx: CliContext, listen: string, overrides: DaemonOverrides = {}): Promise<number> {
+  const env = openRunEnvironment(config, ctx, { logDestination: ctx.stdout, logIsTTY: ctx.isTTY, ...(overrides.clock ? { clock: overrides.clock } : {}) });
+  try {
+    const runSync: RunSync = async ({ logger, stopSignal }) => runOutcomeOf(await env.run({ mode: 'apply' }, { logger, signal: stopSignal }));
+    return await runDaemon({
+      runSync,
+      logger: env.logger,
+      metrics: env.metrics,
+      history: env.history,
+      scheduler: overrides.scheduler ?? new CronScheduler(config.schedule, config.timezone),
+      clock: env.clock,
+      listen,
+      shutdownSignal: ctx.shutdownSignal,
+      stateOpen: () => env.db.open,
+      info: { syncId: config.sync.id, version: VERSION, schedule: config.schedule, timezone: config.timezone },
+      ...(overrides.shutdownGraceMs !== undefined ? { shutdownGraceMs: overrides.shutdownGraceMs } : {}),
+      ...(overrides.onListening ? { onListening: overrides.onListening } : {}),
+    });
+  } finally {
+    await env.close();
+  }
+}
+
+/** `orgsync daemon`. */
+export function registerDaemonCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  program
+    .command('daemon')
+    .description(
+      'Run as a long-lived process: one sync at start, then one per `schedule` (cron, in `timezone`), never two at once. Serves /metrics, /healthz, /readyz and /status on metrics.listen. SIGTERM/SIGINT: stop scheduling, let in-flight writes finish, record them, exit 0.',
+    )
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option('--listen <host:port>', 'override metrics.listen ("" turns the listener off)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ orgsync daemon --config /etc/orgsync/orgsync.yaml
+  $ orgsync daemon -c orgsync.yaml --listen 127.0.0.1:9464
+  $ curl -s localhost:9464/status      # the last runs and their summaries
+  $ curl -s localhost:9464/metrics     # Prometheus metrics (orgsync_*)
+
+Logs are JSON lines on stdout (readable lines on a terminal), one run_id on every line of a run.
+A second process on the same state DB is refused (exit 1): the lease lock keeps one process per mirror.`,
+    )
+    .action((opts: { config: string; listen?: string }) => {
+      setResult(
+        (async () => {
+          const config = loadConfig(opts.config, ctx.env);
+          return daemonMain(config, ctx, opts.listen ?? config.metrics.listen);
+        })(),
+      );
+    });
+}

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
+import { runResultOf, writesOf } from '../../daemon/daemon.js';
+import type { RunSummary } from '../../daemon/run-once.js';
+import { loadSeedFile, startEmulator } from '../../emulator/index.js';
+import { renderPlanText } from '../../planner/render.js';
+import { EXIT, OrgsyncError } from '../../shared/errors.js';
+import type { CliContext, CommandResult } from '../context.js';
+import { openRunEnvironment } from './daemon.js';
+
+/** config/demo/ of the installed package (the same relative place from src/ and from dist/). */
+export const DEMO_DIR = fileURLToPath(new URL('../../../config/demo/', import.meta.url));
+
+/** One paragraph of a run's summary, as the demo prints it. */
+export function renderRunSummary(summary: RunSummary): string {
+  const perEntity = ENTITY_KINDS.map((e) => {
+    const parts = CHANGE_OPS.filter((op) => summary.applied[e][op] > 0).map((op) => `${summary.applied[e][op]} ${op}`);
+    return `${e}: ${parts.length ? parts.join(', ') : 'none'}`;
+  }).join('; ');
+  const lines = [
+    `Summary: ${writesOf(summary)} writes (${perEntity})`,
+    `  result ${summary.result} (exit ${summary.exitCode}) in ${(summary.durationMs / 1000).toFixed(1)} s; ${summary.apiCalls} API calls, ${summary.rateLimited} rate limited (429)`,
+    `  ${summary.failures.length} failed, ${summary.quarantined.length} quarantined, ${summary.plan.warnings.length} warnings${summary.error ? `; ${summary.error}` : ''}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** `orgsync demo` (npm start): the emulator in-process, the demo data synced twice. */
+export function registerDemoCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  program
+    .command('demo')
+    .description(
+      'See orgsync work with nothing to configure: starts the embedded emulator on a free port with a demo tenant, syncs the sample HR data of config/demo/ (a CSV export and an HRIS JSON payload), prints the plan and the summary, then runs again to show that the second run makes no writes.',
+    )
+    .option('--keep-running', 'leave the emulator running after the two runs (until Ctrl-C), to explore it with curl')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ npm start                     # = orgsync demo (builds first)
+  $ orgsync demo
+  $ orgsync demo --keep-running   # then: curl -H "Authorization: Bearer ek_demo_4f8a2c9e71b3d6054e2a" <url>/api/external/v1/org/departments`,
+    )
+    .action((opts: { keepRunning?: boolean }) => {
+      setResult(runDemo(ctx, opts.keepRunning === true));
+    });
+}
+
+async function runDemo(ctx: CliContext, keepRunning: boolean): Promise<number> {
+  const out = (s: string) => ctx.stdout.write(s);
+  const seedPath = join(DEMO_DIR, 'seed.yaml');
+  const seed = loadSeedFile(seedPath);
+  const tenant = seed.tenants[0];
+  const apiKey = tenant?.api_keys.find((k) => k.scopes.includes('tenant.org.write'))?.key;
+  if (!tenant || !apiKey) throw new OrgsyncError('SEED_INVALID', `${seedPath}: the demo seed needs a tenant with a tenant.org.write key`);
+  const stateDir = mkdtempSync(join(tmpdir(), 'orgsync-demo-'));
+  const emulator = await startEmulator({ seed, host: '127.0.0.1', port: 0 });
+  try {
+    const env = { ...ctx.env, ORGSYNC_DEMO_URL: emulator.url, ORGSYNC_DEMO_API_KEY: apiKey, ORGSYNC_DEMO_STATE: join(stateDir, 'orgsync.db') };
+    const config = loadConfig(join(DEMO_DIR, 'orgsync.yaml'), env);
+    out('orgsync demo\n');
+    out(`  emulator  ${emulator.url}  (tenant ${tenant.id} "${tenant.name}", seed ${seedPath})\n`);
+    out(`  config    ${config.meta.file}\n`);
+    out(`  sources   ${config.sources.map((s) => `${s.name} (${s.type})`).join(', ')}\n\n`);
+    const run = openRunEnvironment(config, { env }, { logDestination: ctx.stderr, logIsTTY: false });
+    let first: RunSummary;
+    let second: RunSummary;
+    try {
+      out('== Run 1: the first sync of the demo data into an empty tenant ==\n\n');
+      first = await run.run({ mode: 'apply' }, { signal: ctx.shutdownSignal });
+      run.metrics.recordRun(runResultOf(first), Date.parse(first.startedAt), Date.parse(first.startedAt) + first.durationMs);
+      out(renderPlanText(first.plan, { quarantine: first.quarantined }));
+      out(`\n${renderRunSummary(first)}\n`);
+      out('== Run 2: the same data again ==\n\n');
+      second = await run.run({ mode: 'apply' }, { signal: ctx.shutdownSignal });
+      out(renderPlanText(second.plan, { quarantine: second.quarantined }));
+      out(`\n${renderRunSummary(second)}\n`);
+    } finally {
+      await run.close();
+    }
+    const writes = writesOf(second);
+    if (first.exitCode !== EXIT.OK || second.exitCode !== EXIT.OK || writes !== 0) {
+      out(`The demo did not converge: run 1 ended ${first.result}, run 2 ${second.result} with ${writes} writes.\n`);
+      return EXIT.FAILED;
+    }
+    out(`The second run made 0 writes: the platform matches the HR data, and orgsync only writes differences.\n`);
+    out(`Next: copy config/orgsync.example.yaml, point platform.base_url and api_key at your tenant, then\n`);
+    out(`  orgsync config validate --config orgsync.yaml && orgsync plan --config orgsync.yaml\n`);
+    if (keepRunning) {
+      out(`\nThe emulator keeps running at ${emulator.url} (API key ${apiKey}); Ctrl-C stops it.\n`);
+      await new Promise<void>((resolve) => {
+        if (ctx.shutdownSignal.aborted) resolve();
+        else ctx.shutdownSignal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+    return EXIT.OK;
+  } finally {
+    await emulator.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
