@@ -31,11 +31,12 @@ export class ClientRegistry {
         if (this.byId.has(c.client_id)) {
           throw new Error(`seed: tenants[id=${tenant.id}].oauth_clients[${index}].client_id: "${c.client_id}" is already used by another client`);
         }
+        const kind = c.kind ?? (c.redirect_uris.length > 0 ? 'h5_app' : 'runtime');
         this.byId.set(c.client_id, {
           clientId: c.client_id,
           tenantId: tenant.id,
-          kind: c.kind,
-          capabilities: c.capabilities ?? (c.kind === 'h5_app' ? [...APP_API_SCOPES] : []),
+          kind,
+          capabilities: c.capabilities ?? (kind === 'h5_app' ? [...APP_API_SCOPES] : []),
           redirectUris: c.redirect_uris,
           revoked: c.revoked,
           runtimeEnvironmentId: c.runtime_environment_id ?? index + 1,

@@ -49,7 +49,7 @@ export function appTokenResolver(state: AuthState): CredentialResolver {
     matches: looksLikeJwt,
     resolve(token) {
       const claims = verifyAccessToken(token, state.keys, state.issuer(), state.ctx.clock.now());
-      if (!claims) return { error: 'invalid_session_token' };
+      if (!claims || state.store.accessTokenRevoked(claims.jti)) return { error: 'invalid_session_token' };
       return {
         kind: 'app_token',
         tenantId: claims.tenant_id,

@@ -12,8 +12,11 @@ export const seedOAuthClientSchema = z.strictObject({
   client_id: z.string().min(1).regex(/^[A-Za-z0-9._~-]+$/, 'client_id: letters, digits and . _ ~ - only'),
   /** Held hashed by the emulator; compared in constant time. */
   client_secret: z.string().min(1),
-  /** `runtime` clients use client_credentials / runtime_access; `h5_app` clients authorization_code / refresh_token. */
-  kind: z.enum(['runtime', 'h5_app']),
+  /**
+   * `runtime` clients use client_credentials / runtime_access; `h5_app` clients authorization_code / refresh_token.
+   * Absent: `h5_app` when redirect_uris are given, else `runtime`.
+   */
+  kind: z.enum(['runtime', 'h5_app']).optional(),
   /**
    * What session tokens of this client may do (runtime), or which API scopes (`kb.read`, `contacts.read`) its
    * application tokens may carry (h5_app). Absent for an h5_app: both API scopes.

@@ -73,6 +73,10 @@ export function migrateAuth(db: Database.Database): void {
       number INTEGER PRIMARY KEY AUTOINCREMENT,
       account_uuid TEXT NOT NULL UNIQUE
     );
+    CREATE TABLE IF NOT EXISTS auth_revoked_access_tokens (
+      jti TEXT PRIMARY KEY,
+      expires_at INTEGER NOT NULL
+    );
   `);
 }
 
@@ -122,6 +126,8 @@ export class AuthStore {
       revokeLogin: db.prepare('UPDATE auth_login_tokens SET revoked = 1 WHERE token_hash = ?'),
       accountNumber: db.prepare<[string], { number: number }>('SELECT number FROM auth_account_numbers WHERE account_uuid = ?'),
       insertAccountNumber: db.prepare('INSERT OR IGNORE INTO auth_account_numbers (account_uuid) VALUES (?)'),
+      revokeJti: db.prepare('INSERT OR IGNORE INTO auth_revoked_access_tokens (jti, expires_at) VALUES (?, ?)'),
+      jtiRevoked: db.prepare<[string], { jti: string }>('SELECT jti FROM auth_revoked_access_tokens WHERE jti = ?'),
     };
   }
 
@@ -201,6 +207,16 @@ export class AuthStore {
   /** Revokes a login token; false when it is unknown. */
   revokeLoginToken(hash: Buffer): boolean {
     return this.s.revokeLogin.run(hash).changes > 0;
+  }
+
+  /** Revokes an application access JWT by its jti. */
+  revokeAccessToken(jti: string, expiresAt: number): void {
+    this.s.revokeJti.run(jti, expiresAt);
+  }
+
+  /** True when the access JWT with this jti was revoked. */
+  accessTokenRevoked(jti: string): boolean {
+    return this.s.jtiRevoked.get(jti) !== undefined;
   }
 
   /** The platform-style integer id of an account (introspection's account_id), assigned on first use. */

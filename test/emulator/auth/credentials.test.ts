@@ -175,3 +175,29 @@ describe('application JWT lifetime and keys', () => {
     }
   });
 });
+
+describe('revocation through the admin route', () => {
+  it('revokes session tokens, access JWTs and refresh tokens: 401 invalid_session_token / invalid_grant afterwards', async () => {
+    const emu = await startAuthEmulator();
+    try {
+      const st = await sessionToken(emu);
+      const tokens = (await appTokens(emu, { scope: 'openid contacts.read' })).body;
+      for (const [token, kind] of [[st, 'session_token'], [tokens.access_token, 'access_token'], [tokens.refresh_token, 'refresh_token']] as const) {
+        const res = await emu.admin('POST', '/_emulator/login-tokens/revoke', { token });
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ revoked: true, kind });
+      }
+      for (const token of [st, tokens.access_token]) {
+        const res = await emu.json('GET', `${ORG}/departments`, { token });
+        expect(res.status).toBe(401);
+        expect(res.body.error.code).toBe('invalid_session_token');
+      }
+      const refreshed = await emu.form('/api/external/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: CLIENTS.h5.id, client_secret: CLIENTS.h5.secret });
+      expect(refreshed.status).toBe(400);
+      expect(refreshed.body.message).toContain('invalid_grant');
+      expect((await emu.admin('POST', '/_emulator/login-tokens/revoke', { token: 'st_nothing_here' })).status).toBe(404);
+    } finally {
+      await emu.close();
+    }
+  });
+});

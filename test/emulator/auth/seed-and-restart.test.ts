@@ -81,3 +81,31 @@ describe('restart with a --db file', () => {
     }
   });
 });
+
+describe('client kind', () => {
+  it('is inferred when absent: h5_app with redirect URIs, else runtime', async () => {
+    const emu = await startAuthEmulator({
+      seed: {
+        tenants: [{
+          id: 7,
+          name: 'Seven',
+          members: [{ display_name: 'Sue', email: 'sue@seven.test' }],
+          oauth_clients: [
+            { client_id: 'svc', client_secret: 'svc-secret', capabilities: ['org.read'] },
+            { client_id: 'web', client_secret: 'web-secret', redirect_uris: ['https://web.seven.test/cb'] },
+          ],
+        }],
+      },
+    });
+    try {
+      expect((await emu.form(TOKEN, { grant_type: 'client_credentials', client_id: 'svc', client_secret: 'svc-secret' })).status).toBe(200);
+      const code = await emu.admin('POST', '/_emulator/authorization-codes', { tenant_id: 7, client_id: 'web', email: 'sue@seven.test', scope: 'openid contacts.read kb.read' });
+      expect(code.status).toBe(200);
+      const tokens = await emu.form(TOKEN, { grant_type: 'authorization_code', code: code.body.code, client_id: 'web', client_secret: 'web-secret', redirect_uri: 'https://web.seven.test/cb' });
+      expect(tokens.status).toBe(200);
+      expect(tokens.body.scope).toBe('openid contacts.read kb.read');
+    } finally {
+      await emu.close();
+    }
+  });
+});
