@@ -95,7 +95,7 @@ export async function buildTranslateApp(opts: BuildTranslateAppOptions = {}): Pr
     store.close();
   });
   await app.register(multipart, {
-    limits: { fileSize: seed.max_file_bytes, files: 1, fields: 10, parts: 20 },
+    limits: { fileSize: seed.max_file_bytes, files: 4, fields: 10, parts: 20 },
   });
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {

@@ -149,6 +149,14 @@ describe('translation API: request validation and unknown resources', () => {
   it('uploads need a multipart part named file', async () => {
     await expectError(await h.call('POST', '/v1/files', { json: { file: 'x' } }), 400, 'invalid_request');
     await expectError(await h.upload(await textPdf(['Hello']), { field: 'document' }), 400, 'invalid_request');
+    // Other parts are ignored: the part named file is the upload.
+    const form = new FormData();
+    form.append('purpose', 'translation');
+    form.append('cover', new Blob([Buffer.from('not a pdf')]), 'cover.txt');
+    form.append('file', new Blob([await textPdf(['Hello'])], { type: 'application/pdf' }), 'real.pdf');
+    const res = await h.call('POST', '/v1/files', { body: form });
+    expect(res.status).toBe(201);
+    expect((await json(res)).filename).toBe('real.pdf');
   });
 
   it('unknown translations, usage groupBy and routes', async () => {
