@@ -8,7 +8,7 @@
  *   idf(t)       = ln(1 + (N − df + 0.5) / (df + 0.5))   (Lucene's form: never negative, so a tiny corpus still scores)
  *   similarity   = bm25(q, d) / bm25max(q),  bm25max(q) = sum of idf(t)·(k1+1) over the same terms
  * i.e. the share of the best score any chunk could reach for this query. Query terms absent from the searched corpus are
- * left out (they cannot tell chunks apart). A chunk that has every query term once, at average length, scores 1/(k1+1) ≈ 0.45.
+ * left out (they cannot tell chunks apart), and so are English stopwords (text-scoring.ts STOPWORDS). A chunk that has every query term once, at average length, scores 1/(k1+1) ≈ 0.45.
  */
 
 const K1 = 1.2;
@@ -24,9 +24,21 @@ export function tokenize(text: string): string[] {
     .filter((t) => t.length > 0);
 }
 
-/** The distinct terms of a query, in query order. */
+/**
+ * English function words left out of queries: they occur everywhere, and in a small corpus where they are the only
+ * query words present they would make an unrelated question ("what is the capital of France?") look relevant.
+ */
+export const STOPWORDS: ReadonlySet<string> = new Set(
+  ('a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my no not of on or ' +
+    'our please should so than that the their them then there these they this to us was we were what when where which who whom why ' +
+    'will with would you your').split(' '),
+);
+
+/** The distinct terms of a query, in query order, without stopwords (all of them when the query has nothing else). */
 export function queryTerms(query: string): string[] {
-  return [...new Set(tokenize(query))];
+  const all = [...new Set(tokenize(query))];
+  const content = all.filter((t) => !STOPWORDS.has(t));
+  return content.length > 0 ? content : all;
 }
 
 /** A scored text: its tokens in order and their frequencies. */

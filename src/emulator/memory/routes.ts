@@ -84,14 +84,16 @@ function callerOf(req: FastifyRequest, keys: { user_id: string; agent_id: string
   return { tenantId: principalOf(req).tenantId, userId: keys.user_id, agentId: keys.agent_id, sessionId: keys.session_id, groupId: keys.group_id ?? '' };
 }
 
-/** Ranks one scope's memories by relevance to the query (BM25 similarity in [0, 1]; newest first among equals). */
-export function rankMemories(rows: readonly MemoryRow[], query: string): { row: MemoryRow; score: number }[] {
+/**
+ * Scores memories by relevance to the query: BM25 similarity in [0, 1] over the corpus of every memory the recall
+ * searches (so that scores of different scopes compare). Memories sharing no word with the query score 0 and still
+ * come back after the others, as a vector search would return its nearest neighbours.
+ */
+export function scoreMemories(rows: readonly MemoryRow[], query: string): Map<string, number> {
   const terms = queryTerms(query);
   const docs = rows.map((r) => termDoc(r.content));
   const stats = statsOf(docs);
-  return rows
-    .map((row, i) => ({ row, score: bm25Similarity(terms, docs[i]!, stats) }))
-    .sort((a, b) => b.score - a.score || b.row.seq - a.row.seq);
+  return new Map(rows.map((row, i) => [row.id, bm25Similarity(terms, docs[i]!, stats)]));
 }
 
 /** Registers the memory routes. */
@@ -105,20 +107,17 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: EmulatorContext,
     const body = parseOr400(recallBody, req.body);
     const caller = callerOf(req, body);
     const scopes = [...new Set(body.scopes ?? DEFAULT_RECALL_SCOPES)];
-    let degraded = false;
-    const items: { id: string; content: string; score: number; scope: MemoryScope }[] = [];
-    for (const s of scopes) {
-      // A failing scope backend reduces the answer instead of failing it.
-      if (failing(s)) {
-        degraded = true;
-        continue;
-      }
-      for (const { row, score } of rankMemories(store.inScope(s, caller), body.query).slice(0, body.limit)) {
-        items.push({ id: row.id, content: row.content, score: roundScore(score), scope: s });
-      }
+    // A failing scope backend reduces the answer instead of failing it.
+    const degraded = scopes.some(failing);
+    const perScope = scopes.filter((s) => !failing(s)).map((s) => ({ scope: s, rows: store.inScope(s, caller) }));
+    const scores = scoreMemories(perScope.flatMap((p) => p.rows), body.query);
+    const items: { id: string; content: string; score: number; scope: MemoryScope; seq: number }[] = [];
+    for (const { scope: s, rows } of perScope) {
+      const ranked = rows.map((row) => ({ row, score: scores.get(row.id) ?? 0 })).sort((a, b) => b.score - a.score || b.row.seq - a.row.seq);
+      for (const { row, score } of ranked.slice(0, body.limit)) items.push({ id: row.id, content: row.content, score: roundScore(score), scope: s, seq: row.seq });
     }
-    items.sort((a, b) => b.score - a.score);
-    return envelope(req, { items, degraded });
+    items.sort((a, b) => b.score - a.score || b.seq - a.seq);
+    return envelope(req, { items: items.map(({ seq: _seq, ...item }) => item), degraded });
   });
 
   app.post(`${PREFIX}/memories/events`, write, async (req) => {

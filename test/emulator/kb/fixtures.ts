@@ -156,6 +156,10 @@ export function kbTestSeed(): Record<string, unknown> {
           { id: IDS.carolNotes, name: 'Carol notes', visibility: 'private', owner_email: 'carol@acme.test' },
           { id: IDS.workspaceKb, name: 'Team space', visibility: 'workspace' },
         ],
+        memories: [
+          { id: 'mem-seed-tea', scope: 'user_long_term', user_id: IDS.bob, agent_id: IDS.helper, content: 'Bob prefers green tea over coffee.' },
+          { id: 'mem-seed-lang', scope: 'agent_private', user_id: IDS.bob, agent_id: IDS.helper, content: 'The helper answers in English unless asked otherwise.' },
+        ],
       },
       {
         id: GLOBEX,

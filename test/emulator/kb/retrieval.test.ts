@@ -70,6 +70,11 @@ describe('relevance on a small corpus', () => {
     expect(res.data).toMatchObject({ total: 0, chunks: [] });
   });
 
+  it('returns nothing for an unrelated question that shares only common words with the KB', async () => {
+    const res = await retrieve({ query: 'What is the capital of France?' });
+    expect(res.data).toMatchObject({ total: 0, chunks: [] });
+  });
+
   it('finds a document uploaded to a new KB once it is ready (a one-chunk corpus still scores above the default threshold)', async () => {
     const created = await emu.request('POST', `${API}/knowledge-bases`, { token: KEYS.kbWrite, body: { name: 'Tiny' } });
     const kbId = created.body.data.id as string;
