@@ -7,6 +7,8 @@ import { registerConfigCommand } from './commands/config.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerMirrorCommand } from './commands/mirror.js';
+import { registerPlanCommand } from './commands/plan.js';
+import { registerSyncCommand } from './commands/sync.js';
 import { registerSourcesCommand } from './commands/sources.js';
 
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
@@ -18,6 +20,8 @@ const registrars: Registrar[] = [
   registerDaemonCommand,
   registerDemoCommand,
   registerMirrorCommand,
+  registerPlanCommand,
+  registerSyncCommand,
   registerSourcesCommand,
 ];
 

@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import { planToJson, renderPlanText } from '../../planner/render.js';
+import { EXIT } from '../../shared/errors.js';
+import type { CliContext, CommandResult } from '../context.js';
+import { openRunEnvironment } from './daemon.js';
+
+/** Parses `--allow-deletes N` (a whole number >= 0). */
+export function parseAllowDeletes(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number of removals, e.g. --allow-deletes 25');
+  return Number(value);
+}
+
+/**
+ * `orgsync plan --config F [--output text|json]`: refreshes the mirror, reads the sources and prints the plan without
+ * writing. Stdout carries only the plan (with json exactly one document); logs go to stderr.
+ */
+export function registerPlanCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  program
+    .command('plan')
+    .description('Refresh the mirror, read the sources and print what a sync would change (nothing is written to the platform).')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .addOption(new Option('-o, --output <format>', 'text: a table per entity and operation; json: one JSON document (README "orgsync plan")').choices(['text', 'json']).default('text'))
+    .option('--allow-deletes <n>', 'plan as a sync with --allow-deletes N would (the delete threshold then permits up to N removals)', parseAllowDeletes)
+    .option('--detailed-exitcode', 'exit 0 when in sync and 5 when changes are pending (3 when a guard refuses)')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 planned (or in sync), 1 failed, 2 config or usage error, 3 a guard refused the plan (delete threshold),
+5 changes pending (only with --detailed-exitcode).
+
+Examples:
+  $ orgsync plan --config /etc/orgsync/orgsync.yaml
+  $ orgsync plan --config orgsync.yaml --output json > plan.json`,
+    )
+    .action((opts: { config: string; output: 'text' | 'json'; allowDeletes?: number; detailedExitcode?: boolean }) => {
+      setResult(
+        (async () => {
+          const config = loadConfig(opts.config, ctx.env);
+          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false });
+          try {
+            const summary = await env.run({ mode: 'plan', ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) }, { signal: ctx.shutdownSignal });
+            const extras = { quarantine: summary.quarantined };
+            if (opts.output === 'json') ctx.stdout.write(`${JSON.stringify(planToJson(summary.plan, extras), null, 2)}\n`);
+            else ctx.stdout.write(renderPlanText(summary.plan, extras));
+            if (summary.exitCode !== EXIT.OK) {
+              if (summary.error) ctx.stderr.write(`orgsync: ${summary.error}\n`);
+              return summary.exitCode;
+            }
+            if (opts.detailedExitcode && summary.plan.changes.length > 0) return EXIT.DRIFT;
+            return EXIT.OK;
+          } finally {
+            await env.close();
+          }
+        })(),
+      );
+    });
+}

@@ -1,0 +1,119 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import type { RunSummary } from '../../daemon/run-once.js';
+import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
+import { renderPlanText } from '../../planner/render.js';
+import { EXIT } from '../../shared/errors.js';
+import type { CliContext, CommandResult } from '../context.js';
+import { openRunEnvironment } from './daemon.js';
+import { parseAllowDeletes } from './plan.js';
+import { createProgressReporter } from './sync-progress.js';
+
+/** The text summary of a sync run (README "orgsync sync"). */
+export function renderSyncSummary(s: RunSummary): string {
+  const lines: string[] = [];
+  const verdict: Record<RunSummary['result'], string> = {
+    in_sync: 'in sync, nothing to do',
+    planned: 'planned',
+    applied: 'applied',
+    partial: 'finished with records failed or quarantined',
+    refused: 'refused by a guard, nothing applied',
+    failed: 'failed',
+    stopped: 'stopped before the end',
+  };
+  lines.push(`sync ${s.syncId}: ${verdict[s.result]} (exit ${s.exitCode}) in ${(s.durationMs / 1000).toFixed(1)} s`);
+  lines.push(`${'entity'.padEnd(13)}${CHANGE_OPS.map((op) => op.padStart(8)).join('')}`);
+  for (const e of ENTITY_KINDS) lines.push(`${e.padEnd(13)}${CHANGE_OPS.map((op) => String(s.applied[e][op]).padStart(8)).join('')}`);
+  lines.push(
+    `failures: ${s.failures.length}, quarantined: ${s.quarantined.length}, admins not removed: ${s.skippedAdmin}, warnings: ${s.plan.warnings.length}, re-plans: ${s.replanRounds}`,
+  );
+  lines.push(`API calls: ${s.apiCalls}, 429s: ${s.rateLimited}`);
+  if (s.failures.length > 0) {
+    lines.push('failed:');
+    for (const f of s.failures.slice(0, 50)) lines.push(`  ${f.entity} ${f.op} ${f.thirdId || f.platformId || ''}: ${f.status}: ${f.message}`);
+    if (s.failures.length > 50) lines.push(`  ... and ${s.failures.length - 50} more`);
+  }
+  if (s.notConverged.length > 0) {
+    lines.push('did not converge:');
+    for (const f of s.notConverged.slice(0, 50)) lines.push(`  ${f.entity} ${f.op} ${f.thirdId || f.platformId || ''}: ${f.message}`);
+  }
+  if (s.quarantined.length > 0) {
+    lines.push('quarantined:');
+    for (const q of s.quarantined.slice(0, 50)) lines.push(`  ${q.entity} ${q.source_id ?? ''} (${q.source} ${q.location}): ${q.reason}: ${q.message}`);
+    if (s.quarantined.length > 50) lines.push(`  ... and ${s.quarantined.length - 50} more`);
+  }
+  if (s.error && s.result !== 'refused') lines.push(`error: ${s.error}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The JSON summary of `orgsync sync --output json`. */
+export function syncSummaryJson(s: RunSummary): Record<string, unknown> {
+  return {
+    sync_id: s.syncId,
+    result: s.result,
+    exit_code: s.exitCode,
+    started_at: s.startedAt,
+    duration_seconds: s.durationMs / 1000,
+    applied: s.applied,
+    failures: s.failures.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null, status: f.status, message: f.message })),
+    not_converged: s.notConverged.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, message: f.message })),
+    quarantined: s.quarantined,
+    admins_not_removed: s.skippedAdmin,
+    warnings: s.plan.warnings.length,
+    replan_rounds: s.replanRounds,
+    api_calls: s.apiCalls,
+    rate_limited: s.rateLimited,
+    refusal: s.plan.refusal ?? null,
+    error: s.error ?? null,
+  };
+}
+
+/** `orgsync sync --config F`: one run: refresh, plan, apply, summary. */
+export function registerSyncCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  program
+    .command('sync')
+    .description('Run once: refresh the mirror, read the sources, plan, apply, and print a summary.')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .option('--allow-deletes <n>', 'permit up to N removals in this run even over sync.delete_threshold', parseAllowDeletes)
+    .option('--dry-run', 'go through the applier without writing anything (the summary counts what would be applied)')
+    .addOption(new Option('-o, --output <format>', 'summary format').choices(['text', 'json']).default('text'))
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 in sync (or everything applied), 1 failed, 2 config or usage error, 3 stopped by the delete threshold
+(the plan is printed, nothing applied), 4 finished with some records failed or quarantined.
+
+Examples:
+  $ orgsync sync --config /etc/orgsync/orgsync.yaml
+  $ orgsync sync --config orgsync.yaml --allow-deletes 40`,
+    )
+    .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json' }) => {
+      setResult(
+        (async () => {
+          const config = loadConfig(opts.config, ctx.env);
+          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: ctx.isTTY });
+          const progress = createProgressReporter({ tty: ctx.isTTY, stream: ctx.stderr, logger: env.logger });
+          try {
+            const summary = await env.run(
+              { mode: 'apply', dryRun: opts.dryRun === true, observer: progress.observer, ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) },
+              { signal: ctx.shutdownSignal },
+            );
+            progress.stop();
+            if (summary.result === 'refused') {
+              // Nothing was applied: show what would have been, and why it was refused.
+              if (opts.output === 'text') ctx.stdout.write(renderPlanText(summary.plan, { quarantine: summary.quarantined }));
+              ctx.stderr.write(`orgsync: ${summary.error ?? 'refused by a guard'}\n`);
+            } else if (summary.exitCode === EXIT.FAILED && summary.error) {
+              ctx.stderr.write(`orgsync: ${summary.error}\n`);
+            }
+            ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(syncSummaryJson(summary), null, 2)}\n` : renderSyncSummary(summary));
+            return summary.exitCode;
+          } finally {
+            progress.stop();
+            await env.close();
+          }
+        })(),
+      );
+    });
+}
