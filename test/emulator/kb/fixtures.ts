@@ -172,7 +172,7 @@ export function kbTestSeed(): Record<string, unknown> {
         ],
       },
     ],
-    limits: { per_api_key: 0, per_session_token: 0, per_tenant: 0 },
+    limits: { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 },
   };
 }
 
