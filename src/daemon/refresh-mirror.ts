@@ -6,7 +6,7 @@
 import { ENTITY_KINDS, type EntityKind } from '../domain/entities.js';
 import type { Mirror, WalkHandle } from '../mirror/mirror.js';
 import { platformError } from '../platform/errors.js';
-import type { OrgPlatformPort } from '../platform/port.js';
+import type { EntityRecords, OrgPlatformPort } from '../platform/port.js';
 import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
 
@@ -16,6 +16,11 @@ export const FULL_WALK_PAGE_SIZE = 200;
 export const DEFAULT_OVERLAP_SECONDS = 120;
 /** Default period between full walks (24 h). */
 export const DEFAULT_FULL_WALK_EVERY_MS = 24 * 60 * 60 * 1000;
+
+/** Records applied per transaction during a walk. */
+export const DEFAULT_APPLY_BATCH_RECORDS = 1000;
+
+type EntityRecord = EntityRecords[EntityKind];
 
 /** Inputs of refreshMirror. */
 export interface RefreshMirrorOptions {
@@ -31,6 +36,8 @@ export interface RefreshMirrorOptions {
   full?: boolean;
   /** Page size (default 200, the maximum). */
   pageSize?: number;
+  /** Records applied per transaction (default 1000). */
+  applyBatchRecords?: number;
   /** Which entities (default all, in dependency order). */
   entities?: readonly EntityKind[];
   signal?: AbortSignal;
@@ -92,21 +99,44 @@ async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions):
   const result: EntityRefreshResult = { entity, mode: full ? 'full' : 'incremental', pages: 0, records: 0, tombstones: 0, removed: 0, watermark: startedAt };
   log.debug({ mode: result.mode, updatedSince }, 'mirror walk starting');
 
+  // Pages are applied in batches of about `applyBatchRecords` records, one transaction each: with synchronous=FULL
+  // every commit is an fsync, and one per 200-record page would dominate a full walk. Whatever is buffered is
+  // applied before an error propagates, so every page that arrived is kept.
+  const batchRecords = options.applyBatchRecords ?? DEFAULT_APPLY_BATCH_RECORDS;
   let walk: WalkHandle | undefined;
-  let cursor = '';
-  for (;;) {
-    const page = await client.listPage(entity, { limit, ...(cursor ? { cursor } : {}), ...(updatedSince ? { updated_since: updatedSince } : {}) }, signal ? { signal } : undefined);
-    result.pages += 1;
-    // The walk begins in the state DB only once the first page has arrived: a refused credential leaves the mirror untouched.
-    walk ??= mirror.beginWalk(entity, result.mode, startedAt);
-    const applied = mirror.applyPage(entity, page.items, walk);
+  let buffer: EntityRecord[] = [];
+  const flush = () => {
+    if (buffer.length === 0 || !walk) return;
+    const applied = mirror.applyPage(entity, buffer, walk);
     result.records += applied.upserted;
     result.tombstones += applied.tombstones;
-    if (!page.has_more) break;
-    if (!page.next_cursor) {
-      throw platformError({ kind: 'invalid_response', message: `GET /org/${entity}: has_more is true but next_cursor is empty`, method: 'GET', route: `/org/${entity}`, code: 'next_cursor' });
+    buffer = [];
+  };
+  const fetchPage = (cursor: string) => {
+    const p = client.listPage(entity, { limit, ...(cursor ? { cursor } : {}), ...(updatedSince ? { updated_since: updatedSince } : {}) }, signal ? { signal } : undefined);
+    p.catch(() => {}); // observed when awaited; a prefetch abandoned by an earlier error must not be reported as unhandled
+    return p;
+  };
+  try {
+    let pending = fetchPage('');
+    for (;;) {
+      const page = await pending;
+      result.pages += 1;
+      // The walk begins in the state DB only once the first page has arrived: a refused credential leaves the mirror untouched.
+      walk ??= mirror.beginWalk(entity, result.mode, startedAt);
+      if (page.has_more) {
+        if (!page.next_cursor) {
+          throw platformError({ kind: 'invalid_response', message: `GET /org/${entity}: has_more is true but next_cursor is empty`, method: 'GET', route: `/org/${entity}`, code: 'next_cursor' });
+        }
+        // Ask for the next page before writing this one: the platform prepares it while SQLite writes.
+        pending = fetchPage(page.next_cursor);
+      }
+      for (const item of page.items) buffer.push(item);
+      if (buffer.length >= batchRecords || !page.has_more) flush();
+      if (!page.has_more) break;
     }
-    cursor = page.next_cursor;
+  } finally {
+    flush();
   }
   const done = mirror.completeWalk(walk!, startedAt, new Date(clock.now()).toISOString());
   result.removed = done.removed;
