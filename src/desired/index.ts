@@ -27,6 +27,17 @@ export function buildDesiredState(batches: SourceBatch[]): DesiredState {
   const mem = mergeEntity<SourceMember>('members', batches, (b) => b.members);
   quarantine.push(...deps.quarantine, ...pos.quarantine, ...mem.quarantine);
 
+  // Names are required after the merge (one source may have the name, another the contact details).
+  const named = <T extends { source_id: string; origin?: { source: string; location: string } }>(entity: 'departments' | 'positions' | 'members', field: string, records: T[], get: (r: T) => string) =>
+    records.filter((r) => {
+      if (get(r) !== '') return true;
+      quarantine.push({ source: r.origin?.source ?? '', entity, source_id: r.source_id, location: r.origin?.location ?? '', reason: 'empty_name', message: `${field} is empty` });
+      return false;
+    });
+  deps.records = named('departments', 'name', deps.records, (d) => d.name);
+  pos.records = named('positions', 'name', pos.records, (p) => p.name);
+  mem.records = named('members', 'display_name', mem.records, (m) => m.display_name);
+
   const quarantinedDepartments = new Set(quarantine.filter((q) => q.entity === 'departments' && q.source_id !== undefined).map((q) => q.source_id!));
   const departments = validateDepartments(deps.records, quarantinedDepartments, quarantine);
   for (const q of quarantine) if (q.entity === 'departments' && q.source_id !== undefined) quarantinedDepartments.add(q.source_id);

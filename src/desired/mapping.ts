@@ -122,9 +122,10 @@ export class SourceCollector {
     return id;
   }
 
+  /** A name may be empty here (another source may give it); the merge checks that one source did. */
   private name(readers: Readers<string>, field: string, lookup: Lookup): string {
     const name = this.text(readers, field, lookup);
-    if (name === '') reject('empty_name', `${field} is empty`);
+    if (name === '') return '';
     const p = checkText(field, name, MAX_NAME_LENGTH);
     if (p) throw new Reject(p);
     return name;
@@ -212,14 +213,15 @@ export class SourceCollector {
       if (title !== '') rec.title = title;
       if (department === '' && m.department && overrides.department_source_id === undefined) department = this.optional(m, 'department', lookup, MAX_ID_LENGTH);
       if (department !== '') rec.department_source_id = department;
-      if (m.status) {
-        const r = mapStatus(this.text(m, 'status', lookup), this.statusMap);
+      const statusText = m.status ? this.text(m, 'status', lookup) : '';
+      // An empty status says nothing (another source, or the default active, decides) unless status_map maps "".
+      if (m.status && (statusText !== '' || this.statusMap?.[''] !== undefined)) {
+        const r = mapStatus(statusText, this.statusMap);
         if ('reason' in r) throw new Reject(r);
         rec.status = r.value;
       }
       if (overrides.disabled && rec.status !== 'left') rec.status = 'suspended';
       else if (overrides.disabled === false && rec.status === undefined) rec.status = 'active';
-      if (!rec.email && !rec.phone) reject('no_contact', 'member has neither e-mail nor phone (the platform needs one)');
       this.members.push(rec);
     });
   }

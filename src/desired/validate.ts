@@ -89,6 +89,11 @@ export function validateMembers(
 ): DesiredMember[] {
   const pass: DesiredMember[] = [];
   for (const m of members) {
+    // Checked after the merge: one source may give the e-mail and another the phone.
+    if (!m.email && !m.phone) {
+      quarantine.push(entry('members', m, 'no_contact', 'member has neither e-mail nor phone (the platform needs one)'));
+      continue;
+    }
     const d = m.department_source_id;
     if (d !== undefined && departments.checked && !departments.valid.has(d)) {
       if (departments.quarantined.has(d)) quarantine.push(entry('members', m, 'department_quarantined', `department "${d}" is quarantined`));

@@ -58,8 +58,8 @@ describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', (
 
     expect(state.quarantine.map((q) => [q.reason, q.location, q.message, q.source_id])).toEqual([
       ['missing_id', 'cn=No Uid,ou=Sales,dc=example,dc=org', 'no source id (the id field uid is empty or missing)', undefined],
-      ['no_contact', 'uid=nocontact,ou=Sales,dc=example,dc=org', 'member has neither e-mail nor phone (the platform needs one)', 'nocontact'],
       ['invalid_email', 'uid=badmail,ou=Sales,dc=example,dc=org', 'invalid e-mail "not-an-address"', 'badmail'],
+      ['no_contact', 'uid=nocontact,ou=Sales,dc=example,dc=org', 'member has neither e-mail nor phone (the platform needs one)', 'nocontact'],
     ]);
     expect(state.provided).toEqual({ departments: true, positions: false, members: true });
   }
@@ -163,8 +163,8 @@ describe.skipIf(!run)('LDAP connector: active-directory profile against slapd wi
     expect(m['0a1b2c3d-4e5f-4061-8273-8495a6b7c8d9']).toMatchObject({ display_name: 'Bob Baker', phone: '+447911123456', department_source_id: 'Finance', status: 'suspended' });
     expect(m['11111111-2222-4333-8444-555555555555']).toMatchObject({ status: 'active' }); // 66048 = 0x10200: bit 0x2 clear
     expect(state.quarantine.map((q) => [q.reason, q.location, q.source_id])).toEqual([
-      ['no_contact', 'cn=Dave NoMail,ou=Staff,dc=corp,dc=example', 'abcdefab-cdef-4abc-8def-abcdefabcdef'],
       ['missing_id', 'cn=Erin NoGuid,ou=Staff,dc=corp,dc=example', undefined],
+      ['no_contact', 'cn=Dave NoMail,ou=Staff,dc=corp,dc=example', 'abcdefab-cdef-4abc-8def-abcdefabcdef'],
     ]);
   });
 
