@@ -151,6 +151,9 @@ export interface DaemonOverrides {
 export async function daemonMain(config: Config, ctx: CliContext, listen: string, overrides: DaemonOverrides = {}): Promise<number> {
   const env = openRunEnvironment(config, ctx, { logDestination: ctx.stdout, logIsTTY: ctx.isTTY, ...(overrides.clock ? { clock: overrides.clock } : {}) });
   try {
+    // The effective config, for operators at debug level; the logger redacts every secret in it.
+    const { meta, ...effective } = config;
+    env.logger.debug({ config: effective, file: meta.file, state_db: env.dbPath }, 'config loaded');
     const runSync: RunSync = async ({ logger, stopSignal }) => runOutcomeOf(await env.run({ mode: 'apply' }, { logger, signal: stopSignal }));
     return await runDaemon({
       runSync,
