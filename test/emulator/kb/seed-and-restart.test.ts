@@ -1,0 +1,80 @@
+/**
+ * The area's seed keys (strict, with paths in errors) and a restart over the same --db file: seeding stays
+ * idempotent and a document left `ingesting` is ingested after the restart.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTestEmulator } from '../../helpers/emulator.js';
+import { ADMIN, API, drainIngestion, IDS, kbTestSeed, KEYS, uploadRaw } from './fixtures.js';
+
+type MutableSeed = { tenants: Record<string, unknown>[] } & Record<string, unknown>;
+
+const dir = mkdtempSync(join(tmpdir(), 'orgsync-kb-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('seed validation', () => {
+  it('needs owner_email for a private KB', async () => {
+    const seed = kbTestSeed() as MutableSeed;
+    seed.tenants[0]!.knowledge_bases = [{ name: 'Orphan', visibility: 'private' }];
+    await expect(startTestEmulator(seed)).rejects.toThrow(/tenants\[0\]\.knowledge_bases\[0\]\.owner_email: a personal \(private\) knowledge base needs owner_email/);
+  });
+
+  it('refuses unknown keys of a KB and unsupported seeded document types', async () => {
+    const seed = kbTestSeed() as MutableSeed;
+    seed.tenants[0]!.knowledge_bases = [{ name: 'X', colour: 'red' }];
+    await expect(startTestEmulator(seed)).rejects.toThrow(/tenants\[0\]\.knowledge_bases\[0\]\.colour: unknown key/);
+    seed.tenants[0]!.knowledge_bases = [{ name: 'X', documents: [{ title: 'p', mime_type: 'application/pdf', content: 'x' }] }];
+    await expect(startTestEmulator(seed)).rejects.toThrow(/knowledge_bases\[0\]\.documents\[0\]\.mime_type/);
+  });
+
+  it('needs session_id for a session memory and group_id for a group_shared one', async () => {
+    const seed = kbTestSeed() as MutableSeed;
+    seed.tenants[0]!.memories = [{ scope: 'session', user_id: 'u', agent_id: 'a', content: 'c' }];
+    await expect(startTestEmulator(seed)).rejects.toThrow(/tenants\[0\]\.memories\[0\]\.session_id/);
+    seed.tenants[0]!.memories = [{ scope: 'group_shared', user_id: 'u', agent_id: 'a', content: 'c' }];
+    await expect(startTestEmulator(seed)).rejects.toThrow(/tenants\[0\]\.memories\[0\]\.group_id/);
+  });
+
+  it('refuses a block type listed twice and a registry entry with a bad status', async () => {
+    const twice = { ...kbTestSeed(), emp_block_registry: [{ type: 't', status: 'stable', schema: { type: 'object' } }, { type: 't', status: 'beta', schema: { type: 'object' } }] };
+    await expect(startTestEmulator(twice)).rejects.toThrow(/emp_block_registry\[1\]\.type: duplicate block type t/);
+    const status = { ...kbTestSeed(), emp_block_registry: [{ type: 't', status: 'experimental', schema: { type: 'object' } }] };
+    await expect(startTestEmulator(status)).rejects.toThrow(/emp_block_registry\[0\]\.status/);
+  });
+});
+
+describe('restart over the same database file', () => {
+  it('keeps seeded KBs single and ingests a document left ingesting', async () => {
+    const dbPath = join(dir, 'emu.db');
+    const first = await startTestEmulator(kbTestSeed(), { adminToken: ADMIN, dbPath });
+    let docId: string;
+    try {
+      await first.request('PUT', '/_emulator/kb/ingestion', { token: ADMIN, body: { paused: true } });
+      const up = await uploadRaw(first, KEYS.kbWrite, IDS.policies, 'Remote work is allowed two days a week.', { title: 'Remote', mime_type: 'text/plain' });
+      expect(up.status).toBe(200);
+      docId = up.body.data.id as string;
+    } finally {
+      await first.close();
+    }
+    const second = await startTestEmulator(kbTestSeed(), { adminToken: ADMIN, dbPath });
+    try {
+      await drainIngestion(second);
+      const doc = await second.request('GET', `${API}/knowledge-bases/${IDS.policies}/documents/${docId}`, { token: KEYS.kbRead });
+      expect(doc.body.data).toMatchObject({ status: 'ready', chunk_count: 1 });
+      const list = await second.request('GET', `${API}/knowledge-bases`, { token: KEYS.kbRead });
+      expect(list.body.data.items.filter((k: { id: string }) => k.id === IDS.handbook)).toHaveLength(1);
+      const handbook = list.body.data.items.find((k: { id: string }) => k.id === IDS.handbook);
+      expect(handbook.document_count).toBe(3);
+      const hit = await second.request('POST', `${API}/knowledge-bases/${IDS.policies}/retrieve`, { token: KEYS.kbRead, body: { query: 'remote work' } });
+      expect(hit.body.data.chunks[0].document_id).toBe(docId);
+      const refund = await second.request('POST', `${API}/knowledge-bases/${IDS.handbook}/retrieve`, { token: KEYS.kbRead, body: { query: 'refund payment card', top_k: 50, threshold: 0 } });
+      // Seeded chunks were not indexed twice.
+      const ids = refund.body.data.chunks.map((c: { content: string }) => c.content);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      await second.close();
+    }
+  });
+});
