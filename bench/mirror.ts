@@ -148,7 +148,7 @@ async function main(): Promise<void> {
     const db = openStateDb(join(dir, 'state.db'));
     const mirror = new Mirror(db);
     const reader = new PlatformClient({ baseUrl: url, credential: KEY, requestsPerSecond: 10_000 });
-    // Time spent waiting for list pages (HTTP, the emulator, JSON and zod) versus the rest (SQLite).
+    // Time spent in list requests (HTTP, the emulator, JSON and zod).
     let listSeconds = 0;
     const timed = {
       listPage: (async (entity, params, options) => {
@@ -169,8 +169,8 @@ async function main(): Promise<void> {
       records,
       pages: full.entities.reduce((n, e) => n + e.pages, 0),
       seconds: round(fullSeconds),
-      seconds_listing: round(listSeconds),
-      seconds_applying: round(fullSeconds - listSeconds),
+      // List requests overlap the writes (the next page is fetched while one is applied), so this is not a share of `seconds`.
+      seconds_in_list_requests: round(listSeconds),
       records_per_second: Math.round(records / fullSeconds),
       target_records_per_second: 20_000,
       ok: records / fullSeconds >= 20_000,

@@ -13,6 +13,7 @@ import {
   RateLimitedError,
   ScopeDeniedError,
   ServerError,
+  TimeoutError,
   UnauthorizedError,
   parseRetryAfter,
 } from '../../src/platform/errors.js';
@@ -241,6 +242,25 @@ describe('PlatformClient over MockAgent', () => {
     const e = await drive(clock, client().listDepartments({ limit: 1 })).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(NetworkError);
     expect((e as PlatformError).code).toBe('ECONNREFUSED');
+  });
+
+  it('a request slower than timeout_ms is a TimeoutError (retryable, then given up)', async () => {
+    const scope = agent.get(ORIGIN);
+    scope.intercept({ path: `${P}/org/positions/slow`, method: 'GET' }).reply(200, {}).delay(2000);
+    const c = client({ timeoutMs: 50, retry: { maxAttempts: 1 } });
+    const e = await c.getPosition('slow').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TimeoutError);
+    expect((e as PlatformError).message).toBe('GET /org/positions/{position_id}: timed out after 50 ms');
+  });
+
+  it('an abort by the caller is not retried and not mapped', async () => {
+    const scope = agent.get(ORIGIN);
+    scope.intercept({ path: `${P}/org/positions/slow`, method: 'GET' }).reply(200, {}).delay(2000);
+    const ac = new AbortController();
+    const p = client().getPosition('slow', { signal: ac.signal });
+    setTimeout(() => ac.abort(new Error('shutting down')), 10);
+    await expect(p).rejects.toThrow('shutting down');
+    expect(events.filter((x) => x.startsWith('retry'))).toEqual([]);
   });
 
   it('parses Retry-After as seconds or an HTTP date', () => {
