@@ -320,13 +320,17 @@ function queryString(query: ListParams | undefined): string {
   return s ? `?${s}` : '';
 }
 
-/** Builds the client from the `platform:` config block. A missing api_key is a config error. */
+/**
+ * Builds the client from the `platform:` config block. A missing api_key is a config error naming `configFile`
+ * (the config file's path, when known).
+ */
 export function createPlatformClient(
   config: PlatformConfig,
   deps: Pick<PlatformClientOptions, 'clock' | 'random' | 'dispatcher' | 'observer' | 'bucket'> = {},
+  configFile?: string,
 ): PlatformClient {
   if (!config.api_key) {
-    throw new OrgsyncError('CONFIG_INVALID', 'platform.api_key: required (or platform.api_key_file)');
+    throw new OrgsyncError('CONFIG_INVALID', `${configFile ? `${configFile}: ` : ''}platform.api_key: required (or platform.api_key_file)`);
   }
   return new PlatformClient({
     baseUrl: config.base_url,

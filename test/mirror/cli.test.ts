@@ -127,5 +127,15 @@ describe('orgsync mirror', () => {
     expect(noFile.code).toBe(2);
     const noConfig = await run(['mirror', 'status'], {});
     expect(noConfig.code).toBe(2);
+    const noKey = join(dir, 'no-key.yaml');
+    writeFileSync(noKey, `platform:\n  base_url: ${emu.url}\nstate:\n  path: ./var/orgsync.db\n`);
+    const missingKey = await run(['mirror', 'refresh', '--config', noKey], {});
+    expect(missingKey.code).toBe(2);
+    expect(missingKey.stderr).toBe(`orgsync: ${noKey}: platform.api_key: required (or platform.api_key_file)\n`);
+    const badDuration = join(dir, 'bad-duration.yaml');
+    writeFileSync(badDuration, `platform:\n  base_url: ${emu.url}\nstate:\n  full_walk_every: often\n`);
+    const bad = await run(['mirror', 'status', '--config', badDuration], {});
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/state\.full_walk_every: expected a duration/);
   });
 });

@@ -72,7 +72,7 @@ async function runRefresh(cfg: Config, ctx: CliContext, full: boolean): Promise<
     pretty: wantsPretty(cfg.log.format, ctx.isTTY),
     secrets: cfg.meta.secrets,
   });
-  const client = createPlatformClient(cfg.platform);
+  const client = createPlatformClient(cfg.platform, {}, cfg.meta.file);
   const db = openStateDb(resolveConfigPath(cfg, cfg.state.path));
   try {
     return await refreshMirror({
