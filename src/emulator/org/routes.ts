@@ -140,10 +140,12 @@ export function registerOrgRoutes(app: FastifyInstance, ctx: EmulatorContext, st
   const write = { onRequest: ctx.authorize(ORG_WRITE), config: { errorShape: 'org' as const } };
   const created = (reply: FastifyReply, body: unknown) => reply.code(201).send(body);
   const noContent = (reply: FastifyReply) => reply.code(204).send();
+  // List pages come from the store as JSON text already.
+  const json = (reply: FastifyReply, text: string) => reply.type('application/json; charset=utf-8').send(text);
 
   // Departments
-  app.get(`${PREFIX}/departments`, read, async (req) =>
-    store.listDepartments(tenantOf(req), parseListQuery('departments', req.query), encodeCursor('departments')));
+  app.get(`${PREFIX}/departments`, read, async (req, reply) =>
+    json(reply, store.listDepartments(tenantOf(req), parseListQuery('departments', req.query), encodeCursor('departments'))));
   app.post(`${PREFIX}/departments`, write, async (req, reply) =>
     created(reply, store.createDepartment(tenantOf(req), parseBody(departmentCreate, req.body))));
   app.get(`${PREFIX}/departments/:department_id`, read, async (req) => store.getDepartment(tenantOf(req), param(req, 'department_id')));
@@ -155,7 +157,8 @@ export function registerOrgRoutes(app: FastifyInstance, ctx: EmulatorContext, st
   });
 
   // Members
-  app.get(`${PREFIX}/members`, read, async (req) => store.listMembers(tenantOf(req), parseListQuery('members', req.query), encodeCursor('members')));
+  app.get(`${PREFIX}/members`, read, async (req, reply) =>
+    json(reply, store.listMembers(tenantOf(req), parseListQuery('members', req.query), encodeCursor('members'))));
   app.post(`${PREFIX}/members`, write, async (req, reply) => created(reply, store.createMember(tenantOf(req), parseBody(memberCreate, req.body))));
   app.get(`${PREFIX}/members/:account_id`, read, async (req) => store.getMember(tenantOf(req), param(req, 'account_id')));
   app.patch(`${PREFIX}/members/:account_id`, write, async (req) =>
@@ -166,8 +169,8 @@ export function registerOrgRoutes(app: FastifyInstance, ctx: EmulatorContext, st
   });
 
   // Positions
-  app.get(`${PREFIX}/positions`, read, async (req) =>
-    store.listPositions(tenantOf(req), parseListQuery('positions', req.query), encodeCursor('positions')));
+  app.get(`${PREFIX}/positions`, read, async (req, reply) =>
+    json(reply, store.listPositions(tenantOf(req), parseListQuery('positions', req.query), encodeCursor('positions'))));
   app.post(`${PREFIX}/positions`, write, async (req, reply) => created(reply, store.createPosition(tenantOf(req), parseBody(positionCreate, req.body))));
   app.get(`${PREFIX}/positions/:position_id`, read, async (req) => store.getPosition(tenantOf(req), param(req, 'position_id')));
   app.patch(`${PREFIX}/positions/:position_id`, write, async (req) =>

@@ -62,6 +62,9 @@ export interface Page<T> {
   has_more: boolean;
 }
 
+/** Turns the last row of a page into the cursor of the next one. */
+export type CursorEncoder = (q: ListQuery, last: { seq: number; rev: number }) => string;
+
 /** Where a list walk is: live records by `seq`, or changes since a time by `rev`. */
 export type ListQuery = { mode: 'seq'; after: number; limit: number } | { mode: 'rev'; after: number; since: number; limit: number };
 
@@ -119,6 +122,27 @@ interface AccountRow {
   phone: string;
 }
 
+/** updated_at in SQL, built from integer ms so it is exact: 2026-11-22T15:04:05.123Z. */
+const SQL_UPDATED_AT = "strftime('%Y-%m-%dT%H:%M:%S', updated_ms / 1000, 'unixepoch') || printf('.%03dZ', updated_ms % 1000)";
+
+// Each row carries its API JSON as a STORED generated column `j`, kept current by SQLite on every write, so a list
+// page is one string per row: no row objects, no re-serialisation.
+// The field order matches toDepartment / toMember / toPosition.
+const DEPARTMENT_JSON = `json_object('id', id, 'parent_id', parent_id, 'name', name, 'path', path, 'depth', depth, 'sort_order', sort_order,
+  'third_department_id', third_department_id, 'member_count', member_count, 'metadata', json(metadata), 'status', status, 'updated_at', ${SQL_UPDATED_AT})`;
+const MEMBER_JSON = `json_object('account_id', account_id, 'display_name', display_name, 'email', email, 'phone', phone, 'third_user_id', third_user_id,
+  'title', title, 'department_id', department_id, 'status', status, 'roles', json(roles), 'updated_at', ${SQL_UPDATED_AT})`;
+const POSITION_JSON = `json_object('id', id, 'name', name, 'description', description, 'sort_order', sort_order, 'third_position_id', third_position_id,
+  'is_system', json(CASE WHEN is_system = 1 THEN 'true' ELSE 'false' END), 'member_count', 0, 'agent_count', 0, 'metadata', json(metadata),
+  'status', status, 'updated_at', ${SQL_UPDATED_AT})`;
+
+/** One list row as read: its walk positions and its JSON. */
+interface JsonRow {
+  seq: number;
+  rev: number;
+  j: string;
+}
+
 /** Creates the org tables (idempotent). */
 export function migrateOrg(db: Database.Database): void {
   db.exec(`
@@ -141,7 +165,8 @@ export function migrateOrg(db: Database.Database): void {
       metadata TEXT NOT NULL,
       status TEXT NOT NULL,
       updated_ms INTEGER NOT NULL,
-      rev INTEGER NOT NULL
+      rev INTEGER NOT NULL,
+      j TEXT GENERATED ALWAYS AS (${DEPARTMENT_JSON}) STORED
     );
     CREATE INDEX IF NOT EXISTS org_departments_tenant_seq ON org_departments(tenant_id, status, seq);
     CREATE INDEX IF NOT EXISTS org_departments_tenant_rev ON org_departments(tenant_id, rev);
@@ -159,7 +184,8 @@ export function migrateOrg(db: Database.Database): void {
       metadata TEXT NOT NULL,
       status TEXT NOT NULL,
       updated_ms INTEGER NOT NULL,
-      rev INTEGER NOT NULL
+      rev INTEGER NOT NULL,
+      j TEXT GENERATED ALWAYS AS (${POSITION_JSON}) STORED
     );
     CREATE INDEX IF NOT EXISTS org_positions_tenant_seq ON org_positions(tenant_id, status, seq);
     CREATE INDEX IF NOT EXISTS org_positions_tenant_rev ON org_positions(tenant_id, rev);
@@ -187,9 +213,11 @@ export function migrateOrg(db: Database.Database): void {
       roles TEXT NOT NULL,
       updated_ms INTEGER NOT NULL,
       rev INTEGER NOT NULL,
+      j TEXT GENERATED ALWAYS AS (${MEMBER_JSON}) STORED,
       UNIQUE (tenant_id, account_id)
     );
-    CREATE INDEX IF NOT EXISTS org_members_tenant_seq ON org_members(tenant_id, status, seq);
+    -- Partial: the live walk (status != 'left') then reads in seq order without sorting.
+    CREATE INDEX IF NOT EXISTS org_members_live_seq ON org_members(tenant_id, seq) WHERE status != 'left';
     CREATE INDEX IF NOT EXISTS org_members_tenant_rev ON org_members(tenant_id, rev);
     CREATE INDEX IF NOT EXISTS org_members_third ON org_members(tenant_id, third_user_id, status);
     CREATE INDEX IF NOT EXISTS org_members_department ON org_members(tenant_id, department_id, status);
@@ -348,11 +376,11 @@ export class OrgStore implements OrgDirectory {
       liveChildCount: db.prepare<[number, string], { n: number }>(
         "SELECT COUNT(*) AS n FROM org_departments WHERE tenant_id = ? AND parent_id = ? AND status = 'active'",
       ),
-      deptsBySeq: db.prepare<[number, number, number], DepartmentRow>(
-        "SELECT * FROM org_departments WHERE tenant_id = ? AND status = 'active' AND seq > ? ORDER BY seq LIMIT ?",
+      deptsBySeq: db.prepare<[number, number, number], JsonRow>(
+        `SELECT seq, rev, j FROM org_departments WHERE tenant_id = ? AND status = 'active' AND seq > ? ORDER BY seq LIMIT ?`,
       ),
-      deptsByRev: db.prepare<[number, number, number, number], DepartmentRow>(
-        'SELECT * FROM org_departments WHERE tenant_id = ? AND updated_ms >= ? AND rev > ? ORDER BY rev LIMIT ?',
+      deptsByRev: db.prepare<[number, number, number, number], JsonRow>(
+        `SELECT seq, rev, j FROM org_departments WHERE tenant_id = ? AND updated_ms >= ? AND rev > ? ORDER BY rev LIMIT ?`,
       ),
 
       position: db.prepare<[number, string], PositionRow>("SELECT * FROM org_positions WHERE tenant_id = ? AND id = ? AND status = 'active'"),
@@ -367,11 +395,11 @@ export class OrgStore implements OrgDirectory {
         `UPDATE org_positions SET name = @name, description = @description, sort_order = @sort_order, third_position_id = @third_position_id,
            metadata = @metadata, status = @status, updated_ms = @updated_ms, rev = @rev WHERE seq = @seq`,
       ),
-      positionsBySeq: db.prepare<[number, number, number], PositionRow>(
-        "SELECT * FROM org_positions WHERE tenant_id = ? AND status = 'active' AND seq > ? ORDER BY seq LIMIT ?",
+      positionsBySeq: db.prepare<[number, number, number], JsonRow>(
+        `SELECT seq, rev, j FROM org_positions WHERE tenant_id = ? AND status = 'active' AND seq > ? ORDER BY seq LIMIT ?`,
       ),
-      positionsByRev: db.prepare<[number, number, number, number], PositionRow>(
-        'SELECT * FROM org_positions WHERE tenant_id = ? AND updated_ms >= ? AND rev > ? ORDER BY rev LIMIT ?',
+      positionsByRev: db.prepare<[number, number, number, number], JsonRow>(
+        `SELECT seq, rev, j FROM org_positions WHERE tenant_id = ? AND updated_ms >= ? AND rev > ? ORDER BY rev LIMIT ?`,
       ),
 
       accountByPhone: db.prepare<[string], AccountRow>('SELECT account_id, email, phone FROM org_accounts WHERE phone_key = ? ORDER BY rowid LIMIT 1'),
@@ -402,11 +430,11 @@ export class OrgStore implements OrgDirectory {
       liveMemberCount: db.prepare<[number, string], { n: number }>(
         "SELECT COUNT(*) AS n FROM org_members WHERE tenant_id = ? AND department_id = ? AND status != 'left'",
       ),
-      membersBySeq: db.prepare<[number, number, number], MemberRow>(
-        "SELECT * FROM org_members WHERE tenant_id = ? AND status != 'left' AND seq > ? ORDER BY seq LIMIT ?",
+      membersBySeq: db.prepare<[number, number, number], JsonRow>(
+        `SELECT seq, rev, j FROM org_members WHERE tenant_id = ? AND status != 'left' AND seq > ? ORDER BY seq LIMIT ?`,
       ),
-      membersByRev: db.prepare<[number, number, number, number], MemberRow>(
-        'SELECT * FROM org_members WHERE tenant_id = ? AND updated_ms >= ? AND rev > ? ORDER BY rev LIMIT ?',
+      membersByRev: db.prepare<[number, number, number, number], JsonRow>(
+        `SELECT seq, rev, j FROM org_members WHERE tenant_id = ? AND updated_ms >= ? AND rev > ? ORDER BY rev LIMIT ?`,
       ),
     };
   }
@@ -474,30 +502,31 @@ export class OrgStore implements OrgDirectory {
 
   // ---- lists -------------------------------------------------------------------------------------------------
 
-  private page<R extends { seq: number; rev: number }, T>(
-    q: ListQuery,
-    bySeq: (after: number, n: number) => R[],
-    byRev: (since: number, after: number, n: number) => R[],
-    map: (r: R) => T,
-    encode: (q: ListQuery, last: R) => string,
-  ): Page<T> {
+  /** One page as the JSON text of { items, next_cursor, has_more }. */
+  private page(q: ListQuery, bySeq: (after: number, n: number) => JsonRow[], byRev: (since: number, after: number, n: number) => JsonRow[], encode: CursorEncoder): string {
     const rows = q.mode === 'seq' ? bySeq(q.after, q.limit + 1) : byRev(q.since, q.after, q.limit + 1);
     const hasMore = rows.length > q.limit;
-    const items = rows.slice(0, q.limit);
-    const last = items[items.length - 1];
-    return { items: items.map(map), next_cursor: hasMore && last ? encode(q, last) : '', has_more: hasMore };
+    if (hasMore) rows.length = q.limit;
+    const last = rows[rows.length - 1];
+    const nextCursor = hasMore && last ? encode(q, last) : '';
+    let items = '';
+    for (const row of rows) items += items === '' ? row.j : `,${row.j}`;
+    return `{"items":[${items}],"next_cursor":${JSON.stringify(nextCursor)},"has_more":${hasMore}}`;
   }
 
-  listDepartments(tenantId: number, q: ListQuery, encode: (q: ListQuery, last: { seq: number; rev: number }) => string): Page<Department> {
-    return this.page(q, (a, n) => this.s.deptsBySeq.all(tenantId, a, n), (s, a, n) => this.s.deptsByRev.all(tenantId, s, a, n), toDepartment, encode);
+  /** A page of departments (JSON text). */
+  listDepartments(tenantId: number, q: ListQuery, encode: CursorEncoder): string {
+    return this.page(q, (a, n) => this.s.deptsBySeq.all(tenantId, a, n), (s, a, n) => this.s.deptsByRev.all(tenantId, s, a, n), encode);
   }
 
-  listPositions(tenantId: number, q: ListQuery, encode: (q: ListQuery, last: { seq: number; rev: number }) => string): Page<Position> {
-    return this.page(q, (a, n) => this.s.positionsBySeq.all(tenantId, a, n), (s, a, n) => this.s.positionsByRev.all(tenantId, s, a, n), toPosition, encode);
+  /** A page of positions (JSON text). */
+  listPositions(tenantId: number, q: ListQuery, encode: CursorEncoder): string {
+    return this.page(q, (a, n) => this.s.positionsBySeq.all(tenantId, a, n), (s, a, n) => this.s.positionsByRev.all(tenantId, s, a, n), encode);
   }
 
-  listMembers(tenantId: number, q: ListQuery, encode: (q: ListQuery, last: { seq: number; rev: number }) => string): Page<Member> {
-    return this.page(q, (a, n) => this.s.membersBySeq.all(tenantId, a, n), (s, a, n) => this.s.membersByRev.all(tenantId, s, a, n), toMember, encode);
+  /** A page of members (JSON text). */
+  listMembers(tenantId: number, q: ListQuery, encode: CursorEncoder): string {
+    return this.page(q, (a, n) => this.s.membersBySeq.all(tenantId, a, n), (s, a, n) => this.s.membersByRev.all(tenantId, s, a, n), encode);
   }
 
   // ---- departments -------------------------------------------------------------------------------------------
@@ -707,7 +736,7 @@ export class OrgStore implements OrgDirectory {
       this.tenant(tenantId);
       const phone = body.phone ?? '';
       const email = body.email ?? '';
-      if (phoneKey(phone) === '' && emailKey(email) === '') throw new ApiError(400, 'invalid_argument', 'phone or email: one of them is required');
+      if (phone.trim() === '' && email.trim() === '') throw new ApiError(400, 'invalid_argument', 'phone or email: one of them is required');
       if (body.role_code !== undefined && body.role_code !== 'tenant.member') {
         throw new ApiError(400, 'invalid_argument', 'role_code: only tenant.member is accepted');
       }
