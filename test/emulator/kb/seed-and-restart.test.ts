@@ -2,7 +2,7 @@
  * The area's seed keys (strict, with paths in errors) and a restart over the same --db file: seeding stays
  * idempotent and a document left `ingesting` is ingested after the restart.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -75,6 +75,29 @@ describe('restart over the same database file', () => {
       expect(new Set(ids).size).toBe(ids.length);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('config/seed.example.yaml', () => {
+  it('seeds a searchable KB, a private KB, an agent with its KBs, memories and the EMP registry', async () => {
+    const example = await startTestEmulator(readFileSync('config/seed.example.yaml', 'utf8'));
+    const key = 'ek_acmekb_0123456789abcdef';
+    try {
+      const kbs = await example.request('GET', `${API}/knowledge-bases`, { token: key });
+      expect(kbs.body.data.items.map((k: { name: string }) => k.name)).toEqual(['Handbook']);
+      const hit = await example.request('POST', `${API}/knowledge-bases/6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f/retrieve`, { token: key, body: { query: 'refund' } });
+      expect(hit.body.data.chunks[0].content).toContain('refund within 30 days');
+      const card = await example.request('POST', `${API}/chat/messages`, {
+        token: key,
+        body: { target: { type: 'agent_conversation', user_id: 'ffffffff-0000-4000-8000-000000000000', agent_id: '5b0e7a52-3c1e-4c51-9a0e-2f3d4a5b6c71' }, message: { blocks: [{ type: 'card', title: 'x' }] } },
+      });
+      expect(card.status).toBe(400);
+      expect(card.body.message).toMatch(/card is beta/);
+      const memories = await example.request('GET', `${API}/memories?user_id=ada-account-id&agent_id=5b0e7a52-3c1e-4c51-9a0e-2f3d4a5b6c71&session_id=s`, { token: key });
+      expect(memories.body.data.items.map((m: { content: string }) => m.content)).toEqual(['Ada prefers answers in English.']);
+    } finally {
+      await example.close();
     }
   });
 });
