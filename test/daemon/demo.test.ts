@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { captureContext, repoRoot } from './support.js';
+
+/** The demo's output contract: the plan and summary of run 1, then a second run with zero writes. */
+function expectDemoOutput(stdout: string): void {
+  expect(stdout).toMatch(/^orgsync demo\n  emulator  http:\/\/127\.0\.0\.1:\d+  \(tenant 2001 "Demo Corp"/);
+  const [first, second] = stdout.split('== Run 2: the same data again ==');
+  expect(first).toContain('== Run 1: the first sync of the demo data into an empty tenant ==');
+  expect(first).toContain('departments create (36)');
+  expect(first).toContain('Plan: 402 to create, 0 to adopt, 15 to update, 0 to move, 0 to remove.');
+  expect(first).toContain('Summary: 417 writes (positions: 62 create; departments: 36 create; members: 304 create, 15 update)');
+  expect(second).toContain('No changes: the platform is in sync with the sources.');
+  expect(second).toContain('Summary: 0 writes (positions: none; departments: none; members: none)');
+  expect(second).toContain('0 failed, 0 quarantined, 0 warnings');
+  expect(stdout).toContain('The second run made 0 writes');
+}
+
+describe('orgsync demo', () => {
+  it('syncs the demo data into the embedded emulator, then shows a second run with zero writes (exit 0)', async () => {
+    const cap = captureContext({});
+    expect(await main(['demo'], cap.ctx)).toBe(0);
+    expectDemoOutput(cap.out.stdout);
+    // Logs (level warn in the demo config) go to stderr: nothing went wrong, so nothing was logged.
+    expect(cap.out.stderr).toBe('');
+  }, 120_000);
+
+  it('package.json: npm start builds first, then runs the demo', () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toBe('npm run build --silent && node dist/cli.js demo');
+  });
+
+  it('npm start exits 0 and its second run reports zero writes (in a copy without dist/, as after npm ci on a fresh clone)', async () => {
+    // A copy, so its build neither needs nor touches this checkout's dist/ (other tests run dist/cli.js meanwhile).
+    const clone = mkdtempSync(join(tmpdir(), 'orgsync-fresh-'));
+    for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(repoRoot, f), join(clone, f));
+    for (const d of ['src', 'config']) cpSync(join(repoRoot, d), join(clone, d), { recursive: true, filter: (src) => !src.includes(`${sep}var`) });
+    symlinkSync(join(repoRoot, 'node_modules'), join(clone, 'node_modules'), 'dir');
+    expect(existsSync(join(clone, 'dist'))).toBe(false);
+    const child = spawn('npm', ['start', '--silent'], { cwd: clone, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, stderr).toBe(0);
+    expectDemoOutput(stdout);
+    rmSync(clone, { recursive: true, force: true });
+  }, 300_000);
+});
