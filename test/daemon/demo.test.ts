@@ -8,7 +8,7 @@ import { captureContext, repoRoot } from './support.js';
 
 /** The demo's output contract: the plan and summary of run 1, then a second run with zero writes. */
 function expectDemoOutput(stdout: string): void {
-  expect(stdout).toMatch(/^orgsync demo\n {2}emulator {2}http:\/\/127\.0\.0\.1:\d+  \(tenant 2001 "Demo Corp"/);
+  expect(stdout).toMatch(/^orgsync demo\n {2}emulator {2}http:\/\/127\.0\.0\.1:\d+ {2}\(tenant 2001 "Demo Corp"/);
   const [first, second] = stdout.split('== Run 2: the same data again ==');
   expect(first).toContain('== Run 1: the first sync of the demo data into an empty tenant ==');
   expect(first).toContain('departments create (36)');
