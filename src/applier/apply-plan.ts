@@ -9,7 +9,8 @@
  *   differs; anything else is reported as a conflict and left alone.
  * - member_exists: refresh members, find the member by phone or e-mail; adopt it when it is this sync's crashed create
  *   or `sync.adopt.members` allows the match, else report.
- * - department_cycle on a move: move the department to the root (parent_id "") and retry the move once.
+ * - department_cycle on a move (the tree changed since the plan): deferred; the caller refreshes and re-plans, and the
+ *   planner orders the moves against the current tree, through the root when no order avoids a cycle.
  * - department_has_children / department_has_members on a delete: deferred; the caller refreshes and re-plans.
  * - 403 member_is_admin on a member removal: skipped, warned and counted.
  */
@@ -250,15 +251,7 @@ const realStep: Step = async (c, ctx) => {
     }
     let rec: PlatformDepartment | PlatformMember | PlatformPosition;
     if (c.entity === 'departments') {
-      try {
-        rec = await client.patchDepartment(id, body);
-      } catch (err) {
-        if (c.op !== 'move' || !isPlatformError(err, 'conflict') || err.code !== 'department_cycle') throw err;
-        // The tree changed since the plan: re-order through the root, then retry the move once.
-        deps.logger.warn({ change: c.id, department_id: id }, 'move rejected as a cycle: moving through the root');
-        mirror.recordOutcome({ entity: 'departments', record: await client.patchDepartment(id, { parent_id: '' }) });
-        rec = await client.patchDepartment(id, body);
-      }
+      rec = await client.patchDepartment(id, body);
       mirror.recordOutcome({ entity: 'departments', record: rec });
     } else if (c.entity === 'positions') {
       rec = await client.patchPosition(id, body);
@@ -285,6 +278,10 @@ async function onPlatformError(c: Change, err: PlatformError, body: Record<strin
   if (err.kind === 'conflict' && c.op === 'create') return onCreateConflict(c, err, body, ctx);
   if (err.kind === 'conflict' && (err.code === 'department_has_children' || err.code === 'department_has_members')) {
     return { change: c, status: 'deferred', message: `${err.code}: the department is not empty yet` };
+  }
+  if (err.kind === 'conflict' && err.code === 'department_cycle') {
+    deps.logger.warn({ change: c.id, code: err.code }, 'move rejected as a cycle: the tree changed since the plan');
+    return { change: c, status: 'deferred', message: `${err.code}: the tree changed since the plan` };
   }
   if (err.kind === 'not_found' && c.request?.method === 'PATCH') {
     return { change: c, status: 'deferred', message: 'the record is gone from the platform' };

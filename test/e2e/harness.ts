@@ -14,6 +14,7 @@ import { openStateDb } from '../../src/mirror/db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import { OwnershipStore } from '../../src/mirror/ownership.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/client.js';
+import type { OrgPlatformPort } from '../../src/platform/port.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
@@ -60,6 +61,8 @@ export class SyncWorld {
   ownership!: OwnershipStore;
   requests = 0;
   rateLimited = 0;
+  /** When set, runs use this port instead of the client (tests that change the platform between plan and apply). */
+  port: OrgPlatformPort | undefined;
 
   private constructor(
     readonly emulator: TestEmulator,
@@ -104,7 +107,7 @@ export class SyncWorld {
     return runOnce(
       {
         config: this.config,
-        client: this.client,
+        client: this.port ?? this.client,
         mirror: this.mirror,
         ownership: this.ownership,
         logger: silentLogger,
