@@ -211,7 +211,16 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   let translate: { url: string; close(): Promise<void> } | undefined;
   if (opts.translatePort !== undefined) {
     try {
-      translate = await startTranslateServer({ host, port: opts.translatePort, seed: built.ctx.seed, clock: built.ctx.clock });
+      translate = await startTranslateServer({
+        host,
+        port: opts.translatePort,
+        seed: built.ctx.seed,
+        clock: built.ctx.clock,
+        logger: built.ctx.logger,
+        // The same SQLite file (its own tables, its own connection) so translation data survives a restart too.
+        ...(opts.dbPath ? { dbPath: opts.dbPath } : {}),
+        ...(opts.adminToken ? { adminToken: opts.adminToken } : {}),
+      });
     } catch (err) {
       await built.close();
       throw err;
