@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration } from './platform.js';
 
 /** `sync.policy`: which kinds of change the reconcile may make (as in external-dns). */
 export const SYNC_POLICIES = ['sync', 'upsert-only', 'create-only'] as const;
@@ -27,6 +28,16 @@ const adoptionSchema = z
       .describe('Take over unowned positions by third_position_id, or by exact name. Empty: never.'),
   })
   .describe('Explicit adoption of records orgsync did not create; every adoption is logged.');
+
+/** `sync.removal_grace` (issue 10): a duration (`30m`, `72h`, `7d`), `0` (at once), or `{ runs: N }` consecutive runs. */
+export const removalGraceSchema = z
+  .union([
+    z.literal(0),
+    z.string().refine((v) => v.trim() === '0' || parseDuration(v) !== undefined, { message: 'expected 0, a duration such as 30m, 72h or 7d, or { runs: N }' }),
+    z.strictObject({ runs: z.number().int().min(1).describe('Consecutive runs a record must be missing from the sources before it is removed.') }),
+  ])
+  .default(0)
+  .describe('How long a record must be missing from the sources before it is removed: 0 (at once), a duration such as 30m, 72h or 7d, or { runs: N } consecutive sync runs.');
 
 /** `sync:` — what the reconcile may do: ownership, policy, guards. */
 export const syncConfigSchema = z
@@ -62,6 +73,13 @@ export const syncConfigSchema = z
       .max(10)
       .default(3)
       .describe('After a write was rejected because the platform changed (409), refresh and re-plan at most this many times; then report the records that did not converge.'),
+    max_source_shrink_percent: z
+      .number()
+      .min(0)
+      .max(100)
+      .default(10)
+      .describe('Shrink guard: when an entity\'s source count drops by more than this percent against the last good read, no removals of it are planned and the run stops with exit 3 (unless `--allow-source-shrink`).'),
+    removal_grace: removalGraceSchema,
   })
   .default({
     id: 'orgsync',
@@ -71,6 +89,8 @@ export const syncConfigSchema = z
     adopt: { members: [], departments: [], positions: [] },
     max_failures: 100,
     max_replan_rounds: 3,
+    max_source_shrink_percent: 10,
+    removal_grace: 0,
   })
   .describe('Reconcile behaviour: ownership, policy, adoption and the delete guard.');
 

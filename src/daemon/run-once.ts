@@ -16,6 +16,7 @@ import type { Clock } from '../shared/clock.js';
 import { EXIT, OrgsyncError, type ExitCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { refreshMirror } from './refresh-mirror.js';
+import type { RunTrust } from './trust.js';
 
 /** Hooks for metrics and progress; every one optional. */
 export interface RunObserver {
@@ -46,6 +47,8 @@ export interface RunOnceDeps {
   signal?: AbortSignal;
   /** Requests made and 429s seen by the client so far (the CLI counts them through the client's observer). */
   callStats?(): { requests: number; rateLimited: number };
+  /** Issue 10: shrink guard, scope guard and grace period (src/daemon/trust.ts); absent: none of them. */
+  trust?: RunTrust;
 }
 
 /** Options of one run. */
@@ -60,6 +63,10 @@ export interface RunOnceOptions {
   fullRefresh?: boolean;
   /** An extra observer for this run only (the CLI's progress line), called after `deps.observer`. */
   observer?: RunObserver;
+  /** `--allow-source-shrink`: accept a source that shrank beyond sync.max_source_shrink_percent. */
+  allowSourceShrink?: boolean;
+  /** `--accept-scope-change`: accept removals after the config's scope changed. */
+  acceptScopeChange?: boolean;
 }
 
 /** Calls every hook of `a`, then of `b`. */
@@ -175,6 +182,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
 
   await refresh(undefined, options.fullRefresh === true);
   const desired = await deps.readDesiredState(deps.signal);
+  const trust = deps.trust?.prepare(desired, options, clock.now());
   const planOpts = {
     syncId: sync.id,
     policy: sync.policy,
@@ -183,6 +191,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     adopt: sync.adopt,
     ...(sync.root_department !== undefined ? { rootDepartment: sync.root_department } : {}),
     ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
+    ...(trust ? { trust: trust.filter } : {}),
   };
   const plan = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, now: clock.now() });
   observer?.onPlan?.(plan, desired);
@@ -284,6 +293,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     if (changes.length === 0) break;
   }
 
+  trust?.commit();
   const failed = summary.failures.length > 0 || desired.quarantine.length > 0;
   if (summary.notConverged.length > 0) {
     summary.result = 'failed';

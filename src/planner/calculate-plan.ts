@@ -66,9 +66,14 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
     ...positions.removals,
   ];
   const owned: OwnedCounts = { positions: positions.ownedCount, departments: departments.ownedCount, members: members.ownedCount };
-  const { kept, withheld } = applyPolicy(all, opts.policy);
+  const policed = applyPolicy(all, opts.policy);
+  const trusted = opts.trust?.(policed.kept);
+  const kept = trusted?.kept ?? policed.kept;
+  const withheld = trusted ? [...policed.withheld, ...trusted.withheld] : policed.withheld;
   const refusal =
-    emptySourceGuard(desired, owned) ?? deleteThresholdGuard(kept, owned, opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD, opts.allowDeletes);
+    emptySourceGuard(desired, owned) ??
+    trusted?.refusal ??
+    deleteThresholdGuard(kept, owned, opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD, opts.allowDeletes);
   const now = opts.now instanceof Date ? opts.now : new Date(opts.now);
   return {
     formatVersion: PLAN_FORMAT_VERSION,

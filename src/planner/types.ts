@@ -1,6 +1,7 @@
 /** Inputs of the planner: what the mirror holds and the options of one run. */
 import type { PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
 import type { SyncConfig, SyncPolicy } from '../config/sync.js';
+import type { PlanTrustFilter } from './trust/types.js';
 
 /** The platform as the mirror last saw it, plus orgsync's own ownership records. */
 export interface PlannerSnapshot {
@@ -32,4 +33,6 @@ export interface PlanOptions {
   deleteThreshold?: SyncConfig['delete_threshold'];
   /** `--allow-deletes N`: permits up to N removals in this run despite the threshold. */
   allowDeletes?: number;
+  /** Issue 10: the trust filters (shrink guard, scope guard, grace period), after the policy, before the threshold. */
+  trust?: PlanTrustFilter;
 }

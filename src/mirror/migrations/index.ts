@@ -7,6 +7,7 @@ import { migration001 } from './001-mirror-tables.js';
 import { migration002 } from './002-mirror-sync-state.js';
 import type { Migration } from './types.js';
 import { migration010 } from '../ownership.js';
+import { migration015 } from '../trust-state.js';
 import { migration020 } from '../lease.js';
 import { migration021 } from '../runs.js';
 
@@ -18,6 +19,7 @@ export const migrations: readonly Migration[] = [
   migration001,
   migration002,
   migration010,
+  migration015,
   migration020,
   migration021,
 ];

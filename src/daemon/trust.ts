@@ -1,0 +1,74 @@
+/**
+ * The trust features' part of a run (issue 10): reads the trust state before planning, hands the planner its trust
+ * filter, and records what an accepted run saw (source counts, the missing set, the config scope) once it applied.
+ */
+import type { Config } from '../config/schema.js';
+import type { DesiredState } from '../domain/index.js';
+import type { TrustStateStore } from '../mirror/trust-state.js';
+import { configScope, createTrustFilter, parseRemovalGrace, scopeFingerprint, sourceCounts, type PlanTrustFilter, type TrustObservation } from '../planner/trust/index.js';
+
+/** Overrides of one run (CLI flags). */
+export interface TrustRunOptions {
+  /** `sync --allow-source-shrink`. */
+  allowSourceShrink?: boolean;
+  /** `sync --accept-scope-change`. */
+  acceptScopeChange?: boolean;
+  allowDeletes?: number;
+  dryRun?: boolean;
+}
+
+/** The trust part of one run. */
+export interface PreparedTrust {
+  filter: PlanTrustFilter;
+  /** Records the run as accepted (call only after it applied; a dry run records nothing). */
+  commit(): void;
+  /** What the filter saw (after the first plan). */
+  observation(): TrustObservation | undefined;
+}
+
+/** Builds the trust part of runs from the state DB. */
+export interface RunTrust {
+  prepare(desired: DesiredState, options: TrustRunOptions, now: number): PreparedTrust;
+}
+
+/** The trust part of runs of `config` over `store`. */
+export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sources' | 'sync'>): RunTrust {
+  return {
+    prepare(desired, options, now) {
+      const scope = configScope(config);
+      const previous = store.scope();
+      let seen: TrustObservation | undefined;
+      const filter = createTrustFilter(
+        {
+          desired,
+          lastSnapshot: store.snapshotCounts(),
+          maxShrinkPercent: config.sync.max_source_shrink_percent,
+          missingBefore: store.missing(),
+          grace: parseRemovalGrace(config.sync.removal_grace),
+          ...(previous ? { previousScope: previous.scope } : {}),
+          currentScope: scope,
+          now,
+          ...(options.allowSourceShrink !== undefined ? { allowSourceShrink: options.allowSourceShrink } : {}),
+          ...(options.acceptScopeChange !== undefined ? { acceptScopeChange: options.acceptScopeChange } : {}),
+          ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
+        },
+        (o) => {
+          seen = o;
+        },
+      );
+      return {
+        filter,
+        observation: () => seen,
+        commit() {
+          if (options.dryRun === true) return;
+          store.commit({
+            at: new Date(now).toISOString(),
+            snapshot: sourceCounts(desired),
+            missing: seen?.missing ?? [],
+            scope: { fingerprint: scopeFingerprint(scope), scope },
+          });
+        },
+      };
+    },
+  };
+}

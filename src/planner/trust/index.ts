@@ -1,0 +1,80 @@
+/**
+ * The trust filters of a plan (issue 10), run after the policy and before the delete threshold:
+ *   1. shrink guard: entities whose source count dropped too far plan no removals; the run is refused (exit 3)
+ *   2. scope guard: a changed config scope with removals (due now or later) refuses the run (exit 3)
+ *   3. grace period: removals of records missing for less than sync.removal_grace are withheld with their due time
+ * Pure: the state read from the DB, the time and the overrides come in as arguments.
+ */
+import type { Change, DesiredState, EntityKind } from '../../domain/index.js';
+import { graceDecision, isDisappearance, removalKey, type MissingBefore, type MissingNow, type RemovalGrace } from './grace.js';
+import { findSourceShrink, shrinkRefusal, sourceCounts, type ShrinkFinding } from './shrink-guard.js';
+import { describeScopeChange, scopeChangeRefusal, type ConfigScope } from './scope-guard.js';
+import type { PlanTrustFilter, TrustFilterResult } from './types.js';
+import { withholdWhere } from './withhold.js';
+
+export * from './types.js';
+export * from './grace.js';
+export * from './shrink-guard.js';
+export * from './scope-guard.js';
+export * from './withhold.js';
+
+/** What the trust filters of one run are built from. */
+export interface TrustInputs {
+  desired: DesiredState;
+  /** Last good source counts per entity. */
+  lastSnapshot: Partial<Record<EntityKind, number>>;
+  maxShrinkPercent: number;
+  /** `<entity>:<key>` -> missing as remembered before this run. */
+  missingBefore: ReadonlyMap<string, MissingBefore>;
+  grace: RemovalGrace;
+  /** The scope last accepted (undefined: none recorded yet) and the current one. */
+  previousScope?: ConfigScope;
+  currentScope: ConfigScope;
+  now: number;
+  allowSourceShrink?: boolean;
+  acceptScopeChange?: boolean;
+  /** `--allow-deletes N`: an operator who permits at least all removals of the run has counted them; shrink accepted. */
+  allowDeletes?: number;
+}
+
+/** What one filter call saw, for the run to record once it is accepted. */
+export interface TrustObservation {
+  shrink: ShrinkFinding[];
+  /** True when the shrink guard was overridden. */
+  shrinkAccepted: boolean;
+  scopeChanges: string[];
+  missing: MissingNow[];
+}
+
+/** Builds the filter of one run; `observe` receives what the first call saw. */
+export function createTrustFilter(inputs: TrustInputs, observe?: (o: TrustObservation) => void): PlanTrustFilter {
+  const desiredIds: Record<EntityKind, Set<string>> = {
+    departments: new Set(inputs.desired.departments.map((d) => d.source_id)),
+    positions: new Set(inputs.desired.positions.map((p) => p.source_id)),
+    members: new Set(inputs.desired.members.map((m) => m.source_id)),
+  };
+  const shrink = findSourceShrink(sourceCounts(inputs.desired), inputs.lastSnapshot, inputs.maxShrinkPercent);
+  const scopeChanges = inputs.previousScope ? describeScopeChange(inputs.previousScope, inputs.currentScope) : [];
+  let observed = false;
+  return (changes: readonly Change[]): TrustFilterResult => {
+    const removals = changes.filter((c) => c.op === 'remove').length;
+    const shrinkAccepted = inputs.allowSourceShrink === true || (inputs.allowDeletes !== undefined && removals <= inputs.allowDeletes);
+    const shrunk = new Set(shrinkAccepted ? [] : shrink.map((f) => f.entity));
+    const missing: MissingNow[] = [];
+    const { kept, withheld } = withholdWhere(changes, (c) => {
+      if (c.op === 'remove' && shrunk.has(c.entity)) return { why: 'source_shrink: the source shrank beyond sync.max_source_shrink_percent' };
+      if (!isDisappearance(c, desiredIds)) return undefined;
+      const d = graceDecision(c, inputs.missingBefore.get(`${c.entity}:${removalKey(c)}`), inputs.grace, inputs.now);
+      missing.push(d.missing);
+      return d.hold;
+    });
+    if (!observed) {
+      observed = true;
+      observe?.({ shrink, shrinkAccepted, scopeChanges, missing });
+    }
+    let refusal: TrustFilterResult['refusal'];
+    if (shrunk.size > 0) refusal = shrinkRefusal(shrink, inputs.maxShrinkPercent);
+    else if (scopeChanges.length > 0 && removals > 0 && inputs.acceptScopeChange !== true) refusal = scopeChangeRefusal(scopeChanges, removals);
+    return { kept, withheld, ...(refusal ? { refusal } : {}) };
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Config scope guard (issue 10): the parts of the config that decide WHICH records the sources yield (sources, their
+ * files/URLs, base DNs, filters, search scopes, the sync root) are fingerprinted. When they changed since the last
+ * accepted run and the plan removes records, the run stops (exit 3) unless `--accept-scope-change`: a new filter or a
+ * dropped source reads exactly like "these people left".
+ */
+import { createHash } from 'node:crypto';
+import type { Config } from '../../config/schema.js';
+import type { SourceConfig } from '../../config/sources.js';
+import type { PlanRefusal } from '../../domain/index.js';
+
+/** Scope parts, `<source>.<entity>` (or `<source>`, `sync.root_department`) -> a JSON description. */
+export type ConfigScope = Record<string, string>;
+
+const ENTITIES = ['departments', 'positions', 'members'] as const;
+
+function sourceScope(s: SourceConfig, out: ConfigScope): void {
+  out[s.name] = JSON.stringify(s.type === 'ldap' ? { type: s.type, url: s.url, base_dn: s.base_dn, profile: s.profile } : { type: s.type });
+  for (const e of ENTITIES) {
+    if (s.type === 'ldap') {
+      const block = s[e];
+      if (block === undefined || block === false) continue;
+      out[`${s.name}.${e}`] = JSON.stringify({ base_dn: block.base_dn ?? s.base_dn, filter: block.filter ?? '(profile default)', scope: block.scope });
+    } else if (s.type === 'csv') {
+      const block = s[e];
+      if (block) out[`${s.name}.${e}`] = JSON.stringify({ file: block.file });
+    } else {
+      const block = s[e];
+      if (block) out[`${s.name}.${e}`] = JSON.stringify({ ...(block.url ? { url: block.url } : { file: block.file }), items_path: block.items_path });
+    }
+  }
+}
+
+/** The scope of a config. */
+export function configScope(config: Pick<Config, 'sources' | 'sync'>): ConfigScope {
+  const out: ConfigScope = {};
+  for (const s of config.sources) sourceScope(s, out);
+  out['sync.root_department'] = JSON.stringify(config.sync.root_department ?? '');
+  return out;
+}
+
+/** A stable fingerprint of a scope. */
+export function scopeFingerprint(scope: ConfigScope): string {
+  const keys = Object.keys(scope).sort();
+  return createHash('sha256')
+    .update(JSON.stringify(keys.map((k) => [k, scope[k]])))
+    .digest('hex');
+}
+
+/** Human lines naming what changed between two scopes. */
+export function describeScopeChange(before: ConfigScope, after: ConfigScope): string[] {
+  const lines: string[] = [];
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  for (const k of keys) {
+    const a = before[k];
+    const b = after[k];
+    if (a === b) continue;
+    if (b === undefined) lines.push(k.includes('.') && !k.startsWith('sync.') ? `${k} no longer read` : `source ${k} removed`);
+    else if (a === undefined) lines.push(k.includes('.') && !k.startsWith('sync.') ? `${k} now read` : `source ${k} added`);
+    else lines.push(`${k} changed from ${a} to ${b}`);
+  }
+  return lines;
+}
+
+/** The refusal when the scope changed and the plan removes `removals` records. */
+export function scopeChangeRefusal(changes: readonly string[], removals: number): PlanRefusal {
+  return {
+    guard: 'scope_change',
+    message: `the config's scope changed since the last accepted run (${changes.join('; ')}) and the plan would remove ${removals} record(s); nothing applied (re-run with --accept-scope-change if the change is intended)`,
+  };
+}

@@ -1,0 +1,13 @@
+/** The trust filters' contract with the planner: one filter runs after the policy and before the delete threshold. */
+import type { Change, PlanRefusal, WithheldChange } from '../../domain/index.js';
+
+/** What the trust filters let through, what they held back and why, and an optional refusal. */
+export interface TrustFilterResult {
+  kept: Change[];
+  withheld: WithheldChange[];
+  /** `source_shrink` or `scope_change`; nothing is applied when set. */
+  refusal?: PlanRefusal;
+}
+
+/** A trust filter bound to one run's inputs (state read before planning; the planner stays pure). */
+export type PlanTrustFilter = (changes: readonly Change[]) => TrustFilterResult;
