@@ -214,7 +214,7 @@ describe('documents', () => {
     form.append('title', 'only a title');
     const noFile = await fetch(`${emu.url}${API}/knowledge-bases/${kbId}/documents`, { method: 'POST', headers: { authorization: `Bearer ${KEYS.kbWrite}` }, body: form });
     expect(noFile.status).toBe(400);
-    expect((await noFile.json()).message).toBe('file: required');
+    expect(((await noFile.json()) as { message: string }).message).toBe('file: required');
     const extra = await uploadMultipart(emu, KEYS.kbWrite, kbId, { bytes: 'x', name: 'a.txt', type: 'text/plain' }, { colour: 'blue' });
     expect(extra.status).toBe(400);
     expect(extra.body.message).toContain('colour');

@@ -222,7 +222,7 @@ describe('list', () => {
   });
 
   it('refuses missing keys, a bad scope or limit, and tenant_id with 400', async () => {
-    for (const query of [
+    for (const query of <Record<string, string>[]>[
       { agent_id: IDS.helper, session_id: 's' },
       { user_id: 'u', session_id: 's' },
       { user_id: 'u', agent_id: IDS.helper },
@@ -286,7 +286,8 @@ describe('delete', () => {
   });
 
   it('refuses missing keys and tenant_id with 400', async () => {
-    for (const query of [{ agent_id: IDS.helper, session_id: 's' }, { user_id: 'u', agent_id: IDS.helper, session_id: 's', tenant_id: '1' }]) {
+    const queries: Record<string, string>[] = [{ agent_id: IDS.helper, session_id: 's' }, { user_id: 'u', agent_id: IDS.helper, session_id: 's', tenant_id: '1' }];
+    for (const query of queries) {
       const res = await remove('x', query);
       expect(res.status).toBe(400);
     }
