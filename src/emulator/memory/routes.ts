@@ -32,11 +32,12 @@ export const scopeFailureSwitch = (scope: MemoryScope): string => `memory_scope_
 const id = z.string({ error: 'required' }).min(1, 'must not be empty').max(256, 'must be at most 256 characters');
 const scope = z.enum(MEMORY_SCOPES, { error: `must be one of ${MEMORY_SCOPES.join(', ')}` });
 const limit = z.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(50, 'must be at most 50');
+/** GET /memories: the spec gives a default (10) but no maximum; 200 matches the other list endpoints. */
 const queryLimit = z
   .string()
   .regex(/^\d+$/, 'must be an integer')
   .transform(Number)
-  .pipe(z.number().min(1, 'must be at least 1').max(50, 'must be at most 50'));
+  .pipe(z.number().min(1, 'must be at least 1').max(200, 'must be at most 200'));
 
 const recallBody = z.looseObject({
   user_id: id,

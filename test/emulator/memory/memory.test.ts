@@ -228,6 +228,8 @@ describe('list', () => {
       { user_id: 'u', agent_id: IDS.helper },
       { user_id: 'u', agent_id: IDS.helper, session_id: 's', scope: 'all' },
       { user_id: 'u', agent_id: IDS.helper, session_id: 's', limit: 'ten' },
+      { user_id: 'u', agent_id: IDS.helper, session_id: 's', limit: '0' },
+      { user_id: 'u', agent_id: IDS.helper, session_id: 's', limit: '201' },
       { user_id: 'u', agent_id: IDS.helper, session_id: 's', tenant_id: '1001' },
     ]) {
       const res = await list(query);
