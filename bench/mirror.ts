@@ -5,15 +5,16 @@
  * Targets (issue 3): mirror build >= 20,000 records/s; the no-op refresh makes exactly one list request per entity;
  * peak RSS of the mirror process < 250 MB.
  *
- * The emulator runs in a child process (this same file with --emulator-child), so the RSS measured here is the
- * mirror's alone. It is filled through its API, concurrently, with its clock two hours behind; then its clock is set
- * right. The records are thus two hours old, as in a real tenant between changes; with records created seconds
- * before the walk, the 120 s overlap would (correctly) list them all again.
+ * The emulator runs in a child process (this same file with --emulator-child), which also fills it through its own
+ * API, concurrently; so this process does nothing but the mirror's work and its RSS is the mirror's alone.
+ * The emulator's clock runs two hours behind during the fill and is then set right: the records are two hours old,
+ * as in a real tenant between changes. (With records created seconds before the walk, the default 120 s overlap
+ * would, correctly, list them all again.) Sizes: BENCH_MEMBERS, BENCH_DEPARTMENTS, BENCH_POSITIONS.
  * Prints JSON lines on stdout.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { refreshMirror } from '../src/daemon/refresh-mirror.js';
@@ -33,7 +34,64 @@ const SIZE = {
   positions: Number(process.env.BENCH_POSITIONS ?? 500),
 };
 
-/** The child: an emulator with limits off whose clock can be moved from two hours behind to now. */
+type ChildMessage = { url: string } | { filled: Record<string, unknown> } | 'clock-set';
+
+/** Runs `task(i)` for i in [0, count) with `width` in flight. */
+async function pool(width: number, count: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+}
+
+/** Fills the emulator at `url` through its API: positions, a department tree several levels deep, members. */
+async function fill(url: string): Promise<Record<string, unknown>> {
+  const start = performance.now();
+  const writer = new PlatformClient({ baseUrl: url, credential: KEY, concurrency: 32, bucket: new TokenBucket(systemClock, { ratePerSecond: 1e6, burst: 1000 }) });
+  await pool(32, SIZE.positions, async (i) => {
+    await writer.createPosition({ name: `Position ${i}`, third_position_id: `P${i}`, sort_order: i });
+  });
+  const positionsDone = performance.now();
+  const departments: string[] = [];
+  const batch = 500;
+  for (let first = 0; first < SIZE.departments; first += batch) {
+    // Each batch hangs under departments of earlier batches.
+    const parents = departments.slice();
+    const created: string[] = [];
+    await pool(32, Math.min(batch, SIZE.departments - first), async (k) => {
+      const i = first + k;
+      const parent = parents.length > 0 && i % 10 !== 0 ? parents[(i * 7919) % parents.length] : undefined;
+      created.push((await writer.createDepartment({ name: `Dept ${i}`, third_department_id: `D${i}`, ...(parent ? { parent_id: parent } : {}) })).id);
+    });
+    departments.push(...created);
+  }
+  const departmentsDone = performance.now();
+  await pool(32, SIZE.members, async (i) => {
+    await writer.createMember({
+      email: `m${i}@bench.test`,
+      display_name: `Member ${i}`,
+      third_user_id: `E${i}`,
+      title: 'Engineer',
+      department_id: departments[i % departments.length] ?? '',
+    });
+  });
+  await writer.close();
+  const seconds = (performance.now() - start) / 1000;
+  return {
+    ...SIZE,
+    seconds: round(seconds),
+    seconds_by_entity: {
+      positions: round((positionsDone - start) / 1000),
+      departments: round((departmentsDone - positionsDone) / 1000),
+      members: round((performance.now() - departmentsDone) / 1000),
+    },
+    records_per_second: Math.round((SIZE.members + SIZE.departments + SIZE.positions) / seconds),
+  };
+}
+
+/** The child: an emulator with limits off, filled through its API, whose clock is two hours behind until told. */
 async function emulatorChild(): Promise<void> {
   let offsetMs = -2 * 3600_000;
   const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
@@ -46,7 +104,9 @@ async function emulatorChild(): Promise<void> {
   );
   const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: ADMIN, clock });
   process.on('message', (msg) => {
-    if (msg === 'clock-now') {
+    if (msg === 'fill') {
+      void fill(running.url).then((filled) => process.send!({ filled }));
+    } else if (msg === 'clock-now') {
       offsetMs = 0;
       process.send!('clock-set');
     } else if (msg === 'stop') {
@@ -58,12 +118,14 @@ async function emulatorChild(): Promise<void> {
   process.send!({ url: running.url });
 }
 
-function request(child: ChildProcess, msg: string, reply: string): Promise<void> {
+/** Sends `msg` to the child and resolves with the first answer that `accept` takes. */
+function ask<T>(child: ChildProcess, msg: string, accept: (m: ChildMessage) => T | undefined): Promise<T> {
   return new Promise((resolve) => {
     const on = (m: unknown) => {
-      if (m === reply) {
+      const v = accept(m as ChildMessage);
+      if (v !== undefined) {
         child.off('message', on);
-        resolve();
+        resolve(v);
       }
     };
     child.on('message', on);
@@ -71,18 +133,23 @@ function request(child: ChildProcess, msg: string, reply: string): Promise<void>
   });
 }
 
-/** Runs `task(i)` for i in [0, count) with `width` in flight. */
-async function pool(width: number, count: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-}
-
 function emit(obj: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(obj)}\n`);
+}
+
+/** Samples this process's RSS every 10 ms; `peak()` is the highest since the last `reset()`. */
+function rssSampler() {
+  let peak = process.memoryUsage.rss();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 10);
+  return {
+    peak: () => Math.max(peak, process.memoryUsage.rss()),
+    reset: () => {
+      peak = process.memoryUsage.rss();
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 async function main(): Promise<void> {
@@ -92,63 +159,16 @@ async function main(): Promise<void> {
     child.once('exit', (code) => reject(new Error(`emulator child exited with ${code}`)));
   });
   const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-mirror-'));
-  let peakRss = 0;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-  }, 20);
+  const rss = rssSampler();
   try {
-    // Fill, through the API, concurrently.
-    const fillStart = performance.now();
-    const writer = new PlatformClient({ baseUrl: url, credential: KEY, concurrency: 32, bucket: new TokenBucket(systemClock, { ratePerSecond: 1e6, burst: 1000 }) });
-    await pool(32, SIZE.positions, async (i) => {
-      await writer.createPosition({ name: `Position ${i}`, third_position_id: `P${i}`, sort_order: i });
-    });
-    const positionsDone = performance.now();
-    const departments: string[] = [];
-    const batch = 500;
-    for (let start = 0; start < SIZE.departments; start += batch) {
-      // Each batch hangs under departments of earlier batches, so the tree is several levels deep.
-      const parents = departments.slice();
-      const created: string[] = [];
-      await pool(32, Math.min(batch, SIZE.departments - start), async (k) => {
-        const i = start + k;
-        const parent = parents.length > 0 && i % 10 !== 0 ? parents[(i * 7919) % parents.length] : undefined;
-        const d = await writer.createDepartment({ name: `Dept ${i}`, third_department_id: `D${i}`, ...(parent ? { parent_id: parent } : {}) });
-        created.push(d.id);
-      });
-      departments.push(...created);
-    }
-    const departmentsDone = performance.now();
-    await pool(32, SIZE.members, async (i) => {
-      await writer.createMember({
-        email: `m${i}@bench.test`,
-        display_name: `Member ${i}`,
-        third_user_id: `E${i}`,
-        title: 'Engineer',
-        department_id: departments[i % departments.length] ?? '',
-      });
-    });
-    await writer.close();
-    const fillSeconds = (performance.now() - fillStart) / 1000;
-    emit({
-      phase: 'fill',
-      ...SIZE,
-      seconds: round(fillSeconds),
-      seconds_by_entity: {
-        positions: round((positionsDone - fillStart) / 1000),
-        departments: round((departmentsDone - positionsDone) / 1000),
-        members: round((performance.now() - departmentsDone) / 1000),
-      },
-      records_per_second: Math.round((SIZE.members + SIZE.departments + SIZE.positions) / fillSeconds),
-    });
-    await request(child, 'clock-now', 'clock-set');
+    const filled = await ask(child, 'fill', (m) => (typeof m === 'object' && 'filled' in m ? m.filled : undefined));
+    emit({ phase: 'fill', ...filled });
+    await ask(child, 'clock-now', (m) => (m === 'clock-set' ? true : undefined));
 
-    // Full refresh: the pacing rate is set high because the emulator's limits are off (the default is 100/s, the platform's per-key limit).
-    peakRss = process.memoryUsage.rss();
+    // Full refresh. The pacing rate is raised because the emulator's limits are off (default: 100/s, the platform's per-key limit).
     const db = openStateDb(join(dir, 'state.db'));
     const mirror = new Mirror(db);
     const reader = new PlatformClient({ baseUrl: url, credential: KEY, requestsPerSecond: 10_000 });
-    // Time spent in list requests (HTTP, the emulator, JSON and zod).
     let listSeconds = 0;
     const timed = {
       listPage: (async (entity, params, options) => {
@@ -160,6 +180,9 @@ async function main(): Promise<void> {
         }
       }) as typeof reader.listPage,
     };
+    const rssBefore = process.memoryUsage.rss();
+    rss.reset();
+    const load = loadavg()[0]!;
     const t0 = performance.now();
     const full = await refreshMirror({ client: timed, mirror, clock: systemClock, logger: silentLogger });
     const fullSeconds = (performance.now() - t0) / 1000;
@@ -169,42 +192,58 @@ async function main(): Promise<void> {
       records,
       pages: full.entities.reduce((n, e) => n + e.pages, 0),
       seconds: round(fullSeconds),
-      // List requests overlap the writes (the next page is fetched while one is applied), so this is not a share of `seconds`.
+      // List requests (HTTP, the emulator, JSON, zod) overlap the SQLite writes: the next page is fetched while one is applied.
       seconds_in_list_requests: round(listSeconds),
       records_per_second: Math.round(records / fullSeconds),
       target_records_per_second: 20_000,
       ok: records / fullSeconds >= 20_000,
+      rss_mb_before: mb(rssBefore),
+      peak_rss_mb: mb(rss.peak()),
+      load_average_1m_at_start: round(load),
     });
 
     // No-op incremental refresh (default overlap 120 s): exactly one list request per entity.
-    await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
+    const admin = { authorization: `Bearer ${ADMIN}` };
+    await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: admin });
+    rss.reset();
     const t1 = performance.now();
     const noop = await refreshMirror({ client: reader, mirror, clock: systemClock, logger: silentLogger });
     const noopSeconds = (performance.now() - t1) / 1000;
-    const counts = (await (await fetch(`${url}/_emulator/requests`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { requests: { method: string; route: string; status: number; count: number }[] };
-    const listRequests = Object.fromEntries(counts.requests.map((r) => [`${r.method} ${r.route} ${r.status}`, r.count]));
-    const total = counts.requests.reduce((n, r) => n + r.count, 0);
+    const counts = ((await (await fetch(`${url}/_emulator/requests`, { headers: admin })).json()) as { requests: { method: string; route: string; status: number; count: number }[] }).requests;
     emit({
       phase: 'noop_incremental_refresh',
       modes: noop.entities.map((e) => e.mode),
       pages: Object.fromEntries(noop.entities.map((e) => [e.entity, e.pages])),
-      requests_seen_by_emulator: listRequests,
+      requests_seen_by_emulator: Object.fromEntries(counts.map((r) => [`${r.method} ${r.route} ${r.status}`, r.count])),
       seconds: round(noopSeconds),
-      ok: total === 3 && counts.requests.every((r) => r.method === 'GET' && r.count === 1 && r.status === 200),
+      peak_rss_mb: mb(rss.peak()),
+      ok: counts.length === 3 && counts.every((r) => r.method === 'GET' && r.count === 1 && r.status === 200),
     });
+    const peakMirrorRss = rss.peak();
 
+    // Not a target: what the planner's snapshot of this tenant costs.
+    rss.reset();
     const t2 = performance.now();
     const snap = mirror.snapshot();
-    emit({ phase: 'snapshot', members: snap.members.byId.size, departments: snap.departments.byId.size, positions: snap.positions.byId.size, seconds: round((performance.now() - t2) / 1000) });
-
+    emit({
+      phase: 'snapshot',
+      members: snap.members.byId.size,
+      departments: snap.departments.byId.size,
+      positions: snap.positions.byId.size,
+      seconds: round((performance.now() - t2) / 1000),
+      peak_rss_mb: mb(rss.peak()),
+    });
     await reader.close();
     db.close();
-    clearInterval(sampler);
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-    const maxRssLifetime = process.resourceUsage().maxRSS * 1024;
-    emit({ phase: 'memory', peak_rss_mb_during_refresh: mb(peakRss), max_rss_mb_process_lifetime: mb(maxRssLifetime), target_mb: 250, ok: maxRssLifetime < 250 * 1024 * 1024 });
+    emit({
+      phase: 'memory',
+      peak_rss_mb_mirror_build_and_noop_refresh: mb(peakMirrorRss),
+      max_rss_mb_process_lifetime_including_snapshot: mb(process.resourceUsage().maxRSS * 1024),
+      target_mb: 250,
+      ok: peakMirrorRss < 250 * 1024 * 1024,
+    });
   } finally {
-    clearInterval(sampler);
+    rss.stop();
     child.send('stop');
     rmSync(dir, { recursive: true, force: true });
   }
