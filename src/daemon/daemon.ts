@@ -82,7 +82,11 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
   const abandoned = history.closeAbandoned();
   if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs left unfinished by an earlier process as interrupted');
   const previousSuccess = history.lastWith(['success', 'partial']);
-  if (previousSuccess?.finishedAt) lastSuccessAt = Date.parse(previousSuccess.finishedAt);
+  if (previousSuccess?.finishedAt) {
+    lastSuccessAt = Date.parse(previousSuccess.finishedAt);
+    // A restarted daemon still knows when the mirror was last synced (the no-success alert reads this).
+    metrics.lastSuccessTimestampSeconds.set(lastSuccessAt / 1000);
+  }
 
   const startRun = (trigger: string): void => {
     if (deps.shutdownSignal.aborted) return;
@@ -319,4 +323,29 @@ export async function pushRunMetrics(metrics: OrgsyncMetrics, config: Pick<Confi
     logger.warn({ pushgateway_url: url, error: err instanceof Error ? err.message : String(err) }, 'could not push metrics to the Pushgateway');
     return false;
   }
+}
+
+/**
+ * The end of `orgsync sync` (one run, then exit, the CronJob entry): records the run in the run history and the
+ * metrics, carries the last success over from earlier runs (a fresh process knows only its own), then pushes the
+ * metrics when metrics.pushgateway_url is set.
+ */
+export async function finishSyncRun(
+  parts: { metrics: OrgsyncMetrics; history: RunHistory; logger: Logger; config: Pick<Config, 'metrics' | 'sync'> },
+  summary: RunSummary,
+  runId: string = randomUUID(),
+): Promise<void> {
+  const started = Date.parse(summary.startedAt);
+  const finished = started + summary.durationMs;
+  const outcome = runOutcomeOf(summary);
+  try {
+    parts.history.start(runId, 'once', started);
+    parts.history.finish(runId, { finishedAt: finished, result: outcome.result, exitCode: outcome.exitCode, summary: outcome.summary, ...(outcome.error ? { error: outcome.error } : {}) });
+  } catch (err) {
+    parts.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not record the run in the state DB');
+  }
+  const previous = parts.history.lastWith(['success', 'partial']);
+  if (previous?.finishedAt) parts.metrics.lastSuccessTimestampSeconds.set(Date.parse(previous.finishedAt) / 1000);
+  parts.metrics.recordRun(outcome.result, started, finished);
+  await pushRunMetrics(parts.metrics, parts.config, parts.logger);
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
+import { finishSyncRun } from '../../daemon/daemon.js';
 import type { RunSummary } from '../../daemon/run-once.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { renderPlanText } from '../../planner/render.js';
@@ -100,6 +101,7 @@ Examples:
               { signal: ctx.shutdownSignal },
             );
             progress.stop();
+            await finishSyncRun(env, summary);
             if (summary.result === 'refused') {
               // Nothing was applied: show what would have been, and why it was refused.
               if (opts.output === 'text') ctx.stdout.write(renderPlanText(summary.plan, { quarantine: summary.quarantined }));

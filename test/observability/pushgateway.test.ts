@@ -1,0 +1,65 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { openStateDb } from '../../src/mirror/db.js';
+import { RunHistory } from '../../src/mirror/runs.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { captureContext, demoSeed, demoWorkspace } from '../daemon/support.js';
+
+describe('orgsync sync with metrics.pushgateway_url', () => {
+  let emulator: TestEmulator | undefined;
+  let gateway: Server | undefined;
+  afterAll(async () => {
+    await emulator?.close();
+    await new Promise((r) => (gateway ? gateway.close(r) : r(undefined)));
+  });
+
+  it('pushes the run\'s metrics at the end (PUT /metrics/job/orgsync/instance/<sync id>) and records the run', async () => {
+    const pushes: { method: string; url: string; body: string }[] = [];
+    gateway = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        pushes.push({ method: req.method ?? '', url: req.url ?? '', body });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => gateway!.listen(0, '127.0.0.1', r));
+    emulator = await startTestEmulator(demoSeed());
+    const pushUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    const dir = demoWorkspace({ url: emulator.url, extra: '' });
+    const file = join(dir, 'orgsync.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('metrics:\n  listen: 127.0.0.1:0\n', `metrics:\n  listen: 127.0.0.1:0\n  pushgateway_url: ${pushUrl}\n`));
+
+    const cap = captureContext();
+    expect(await main(['sync', '--config', file], cap.ctx)).toBe(0);
+    expect(pushes).toHaveLength(1);
+    expect(pushes[0]).toMatchObject({ method: 'PUT', url: '/metrics/job/orgsync/instance/daemon-e2e' });
+    const body = pushes[0]!.body;
+    expect(body).toContain('orgsync_runs_total{result="success"} 1');
+    expect(body).toMatch(/orgsync_last_success_timestamp_seconds \d+/);
+    expect(body).toContain('orgsync_operations_total{entity="members",op="create",result="applied"} 304');
+    expect(body).toContain('orgsync_plan_operations{entity="departments",op="create"} 36');
+    expect(body).toContain('orgsync_source_records{source="hris",entity="members"} 60');
+    expect(cap.out.stderr).toContain('"msg":"metrics pushed to the Pushgateway"');
+
+    const db = openStateDb(join(dir, 'state/orgsync.db'));
+    const [run] = new RunHistory(db).recent(1);
+    db.close();
+    expect(run).toMatchObject({ trigger: 'once', result: 'success', summary: { writes: 417 } });
+  });
+
+  it('a Pushgateway that is down is a warning, not a failed run', async () => {
+    await emulator?.close();
+    emulator = await startTestEmulator(demoSeed());
+    const dir = demoWorkspace({ url: emulator.url });
+    const file = join(dir, 'orgsync.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('metrics:\n  listen: 127.0.0.1:0\n', 'metrics:\n  listen: 127.0.0.1:0\n  pushgateway_url: http://127.0.0.1:9\n'));
+    const cap = captureContext();
+    expect(await main(['sync', '--config', file], cap.ctx)).toBe(0);
+    expect(cap.out.stderr).toContain('"msg":"could not push metrics to the Pushgateway"');
+  });
+});
