@@ -170,6 +170,7 @@ export class Mirror {
   private readonly beginWalkStmt: Database.Statement;
   private readonly completeFullStmt: Database.Statement;
   private readonly completeIncrementalStmt: Database.Statement;
+  private readonly completeTx: (walk: WalkHandle, watermark: string, completedAt: string) => { removed: number; completed: boolean };
   private readonly applyTx: <K extends EntityKind>(entity: K, items: readonly MirrorRecords[K][], walk: WalkHandle | undefined) => { upserted: number; tombstones: number };
 
   constructor(private readonly db: Database.Database) {
@@ -208,6 +209,13 @@ export class Mirror {
       `UPDATE mirror_sync_state SET watermark = @watermark, last_incremental_at = @startedAt, walk_completed_at = @completedAt
        WHERE entity = @entity AND walk_id = @id`,
     );
+    this.completeTx = db.transaction((walk: WalkHandle, watermark: string, completedAt: string) => {
+      const stmt = walk.kind === 'full' ? this.completeFullStmt : this.completeIncrementalStmt;
+      const info = stmt.run({ entity: walk.entity, id: walk.id, watermark, startedAt: walk.startedAt, completedAt });
+      if (info.changes === 0) return { removed: 0, completed: false };
+      const removed = walk.kind === 'full' ? this.stmts[walk.entity].deleteUnseen.run(walk.id).changes : 0;
+      return { removed, completed: true };
+    });
     this.applyTx = db.transaction(<K extends EntityKind>(entity: K, items: readonly MirrorRecords[K][], walk: WalkHandle | undefined) => {
       const spec = SPECS[entity];
       const st = this.stmts[entity];
@@ -245,13 +253,7 @@ export class Mirror {
    * Does nothing (removed: 0, completed: false) when a newer walk of the entity has begun meanwhile.
    */
   completeWalk(walk: WalkHandle, watermark: string, completedAt: string): { removed: number; completed: boolean } {
-    return this.db.transaction(() => {
-      const stmt = walk.kind === 'full' ? this.completeFullStmt : this.completeIncrementalStmt;
-      const info = stmt.run({ entity: walk.entity, id: walk.id, watermark, startedAt: walk.startedAt, completedAt });
-      if (info.changes === 0) return { removed: 0, completed: false };
-      const removed = walk.kind === 'full' ? this.stmts[walk.entity].deleteUnseen.run(walk.id).changes : 0;
-      return { removed, completed: true };
-    })();
+    return this.completeTx(walk, watermark, completedAt);
   }
 
   /**
@@ -266,9 +268,7 @@ export class Mirror {
     }
     // Stamped with the latest walk id: a record written during a full walk counts as seen by it.
     const state = this.selectState.get(outcome.entity) as StateRow;
-    this.db.transaction(() => {
-      st.upsert.run(toRow(SPECS[outcome.entity], outcome.record as unknown as Record<string, unknown>, state.walk_id));
-    })();
+    st.upsert.run(toRow(SPECS[outcome.entity], outcome.record as unknown as Record<string, unknown>, state.walk_id));
   }
 
   /** One record by id (tombstones included), as the platform reported it. */
