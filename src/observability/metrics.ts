@@ -85,8 +85,8 @@ export class OrgsyncMetrics {
     });
     this.lastRunTimestampSeconds = new Gauge({ name: `${p}last_run_timestamp_seconds`, help: 'Unix time at which the last run ended, whatever its result.', registers });
     this.lastSuccessTimestampSeconds = new Gauge({ name: `${p}last_success_timestamp_seconds`, help: 'Unix time at which the last successful run ended (result success or partial).', registers });
-    this.planOperations = new Gauge({ name: `${p}plan_operations`, help: 'Operations in the last plan by entity and op (create, update, move, remove).', labelNames: ['entity', 'op'], registers });
-    this.operationsTotal = new Counter({ name: `${p}operations_total`, help: 'Applied operations by entity, op and result (ok, failed, skipped).', labelNames: ['entity', 'op', 'result'], registers });
+    this.planOperations = new Gauge({ name: `${p}plan_operations`, help: 'Operations in the last plan by entity and op (create, adopt, update, move, remove).', labelNames: ['entity', 'op'], registers });
+    this.operationsTotal = new Counter({ name: `${p}operations_total`, help: 'Changes of applied plans by entity, op and result (applied, adopted, failed, conflict, skipped, skipped_admin, not_started, deferred).', labelNames: ['entity', 'op', 'result'], registers });
     this.apiRequestsTotal = new Counter({ name: `${p}api_requests_total`, help: 'Platform API responses by method, route template and status code.', labelNames: ['method', 'route', 'status'], registers });
     this.apiRequestDurationSeconds = new Histogram({
       name: `${p}api_request_duration_seconds`,
@@ -97,7 +97,7 @@ export class OrgsyncMetrics {
     });
     this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: 'Platform API answers 429 (rate limited).', registers });
     this.apiThrottledSecondsTotal = new Counter({ name: `${p}api_throttled_seconds_total`, help: 'Time spent waiting on pacing and Retry-After.', registers });
-    this.apiRetriesTotal = new Counter({ name: `${p}api_retries_total`, help: 'Platform API request retries by reason (rate_limited, server_error, network, timeout).', labelNames: ['reason'], registers });
+    this.apiRetriesTotal = new Counter({ name: `${p}api_retries_total`, help: 'Platform API request retries by reason (rate_limited, server, network, timeout).', labelNames: ['reason'], registers });
     this.mirrorWatermarkAgeSeconds = new Gauge({
       name: `${p}mirror_watermark_age_seconds`,
       help: 'Age of the mirror\'s incremental watermark per entity.',
