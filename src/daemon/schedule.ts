@@ -1,4 +1,5 @@
-import { createTask, type ScheduledTask } from 'node-cron';
+import { createTask, type Logger as CronLogger, type ScheduledTask } from 'node-cron';
+import type { Logger } from '../shared/logger.js';
 
 /** When the daemon runs: a source of ticks. Injected so tests fire ticks instead of waiting 30 minutes. */
 export interface Scheduler {
@@ -17,18 +18,28 @@ export class CronScheduler implements Scheduler {
   private task: ScheduledTask | undefined;
   private readonly probe: ScheduledTask;
 
+  private readonly cronLogger: CronLogger | undefined;
+
   constructor(
     private readonly expression: string,
     private readonly timezone: string,
+    logger?: Logger,
   ) {
     // A stopped task answers getNextRuns() for the interval and the next time without ever firing.
     this.probe = createTask(expression, () => undefined, { timezone });
+    // node-cron writes its notices (missed executions) to the console; route them into the JSON log instead.
+    this.cronLogger = logger && {
+      info: (message) => logger.info({ detail: String(message) }, 'scheduler notice'),
+      warn: (message) => logger.warn({ detail: String(message) }, 'scheduler notice'),
+      error: (message) => logger.error({ detail: String(message) }, 'scheduler error'),
+      debug: (message) => logger.debug({ detail: String(message) }, 'scheduler notice'),
+    };
   }
 
   start(onTick: () => void): void {
     this.stop();
     // noOverlap is not relied on: the daemon itself refuses to start a run while one is running.
-    this.task = createTask(this.expression, () => onTick(), { timezone: this.timezone, name: 'orgsync-sync' });
+    this.task = createTask(this.expression, () => onTick(), { timezone: this.timezone, name: 'orgsync-sync', ...(this.cronLogger ? { logger: this.cronLogger } : {}) });
     void this.task.start();
   }
 

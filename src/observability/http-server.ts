@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { OrgsyncError } from '../shared/errors.js';
 
 /** The answer of a readiness check: ready or not, with the reasons. */
 export interface Readiness {
@@ -78,9 +79,11 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
   // Keep-alive sockets from scrapers must not hold a stopping daemon open.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (err: NodeJS.ErrnoException) =>
+      reject(new OrgsyncError('CONFIG_INVALID', `metrics.listen: cannot listen on ${listen}: ${err.code ?? err.message}`, { cause: err }));
+    server.once('error', onError);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolve();
     });
   });

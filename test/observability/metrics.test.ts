@@ -105,4 +105,10 @@ describe('metrics on the ops listener', () => {
     res = await fetch(`${server.url}/metrics`, { method: 'POST' });
     expect(res.status).toBe(405);
   });
+
+  it('a listen address in use is one clear config error (exit 2)', async () => {
+    const listen = `127.0.0.1:${server.port}`;
+    const err = await startOpsServer(listen, { registry: metrics.registry, readiness: () => ({ ready: true, checks: {} }), status: () => ({}) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'CONFIG_INVALID', exitCode: 2, message: `metrics.listen: cannot listen on ${listen}: EADDRINUSE` });
+  });
 });

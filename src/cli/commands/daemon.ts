@@ -160,7 +160,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
       logger: env.logger,
       metrics: env.metrics,
       history: env.history,
-      scheduler: overrides.scheduler ?? new CronScheduler(config.schedule, config.timezone),
+      scheduler: overrides.scheduler ?? new CronScheduler(config.schedule, config.timezone, env.logger),
       clock: env.clock,
       listen,
       shutdownSignal: ctx.shutdownSignal,
