@@ -176,7 +176,7 @@ export async function registerKbRoutes(app: FastifyInstance, ctx: EmulatorContex
     }
     const agent = ctx.agents.byId(principal.tenantId, body.agent_id);
     if (!agent || agent.status !== 'active') throw new ApiError(404, 'not_found', 'agent_id: no such digital employee in this tenant');
-    const kbIds = agent.knowledge_base_ids.filter((id) => kb.store.kbById(id)?.tenant_id === principal.tenantId);
+    const kbIds = agent.knowledge_base_ids.map((id) => id.toLowerCase()).filter((id) => kb.store.kbById(id)?.tenant_id === principal.tenantId);
     const chunks = retrieveChunks(kb.store, kbIds, body.query, { topK: RETRIEVE_DEFAULTS.topK, threshold: RETRIEVE_DEFAULTS.threshold, rerank: false });
     const sources = new Map<string, Record<string, string>>();
     for (const c of chunks) {

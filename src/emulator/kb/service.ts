@@ -5,7 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { ApiError } from '../core/errors.js';
+import type { Seed } from '../core/seed.js';
 import type { EmulatorContext, Principal } from '../core/types.js';
+import { OrgsyncError } from '../../shared/errors.js';
+import type { SeedKnowledgeBase } from './seed.js';
 import { AccountNumbers, isoTime, isUuid, stableUuid } from './ids.js';
 import { chunksOf, IngestionQueue } from './ingestion.js';
 import { KbStore, type DocumentRow, type KbRow } from './store.js';
@@ -49,7 +52,7 @@ export class KnowledgeService {
   private readonly accounts: AccountNumbers;
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly ctx: EmulatorContext,
   ) {
     this.store = new KbStore(db);
@@ -99,7 +102,7 @@ export class KnowledgeService {
 
   /** The KB `id` as `principal` may see it, or 404 `kb.not_found` (missing, other tenant, private and not theirs). */
   visibleKb(principal: Principal, id: string): KbRow {
-    const kb = isUuid(id) ? this.store.kbById(id) : undefined;
+    const kb = isUuid(id) ? this.store.kbById(id.toLowerCase()) : undefined;
     if (!kb || kb.tenant_id !== principal.tenantId) throw kbNotFound();
     if (kb.visibility === 'private') {
       const caller = callerAccount(principal);
@@ -110,7 +113,7 @@ export class KnowledgeService {
 
   /** A document of a KB, or 404 `kb.not_found`. */
   documentIn(kb: KbRow, documentId: string): DocumentRow {
-    const doc = isUuid(documentId) ? this.store.documentById(documentId) : undefined;
+    const doc = isUuid(documentId) ? this.store.documentById(documentId.toLowerCase()) : undefined;
     if (!doc || doc.kb_id !== kb.id) throw kbNotFound('document');
     return doc;
   }
@@ -146,39 +149,96 @@ export class KnowledgeService {
     return this.store.documentById(id)!;
   }
 
-  /** Seeds the KBs and documents of the seed (idempotent: fixed or name-derived ids, INSERT OR IGNORE). */
+  /** Seeds the KBs and documents of the seed (idempotent: fixed or derived ids, INSERT OR IGNORE), in one transaction. */
   applySeed(): void {
     const now = this.ctx.clock.now();
-    for (const tenant of this.ctx.seed.tenants) {
-      for (const kb of tenant.knowledge_bases) {
-        const kbId = kb.id ?? stableUuid(`kb:${tenant.id}:${kb.name}`);
-        const spaceKind = kb.space_kind ?? (kb.visibility === 'private' ? 'personal' : 'tenant');
+    const planned = planKbSeed(this.ctx.seed);
+    this.db.transaction(() => {
+      for (const { tenantId, kb, kbId, documents } of planned) {
         this.store.insertKb({
           id: kbId,
-          tenant_id: tenant.id,
+          tenant_id: tenantId,
           name: kb.name,
           description: kb.description,
-          space_kind: spaceKind,
+          space_kind: kb.space_kind ?? (kb.visibility === 'private' ? 'personal' : 'tenant'),
           visibility: kb.visibility,
           owner_email: kb.owner_email ?? null,
           owner_account_uuid: null,
           status: kb.status,
           created_at: now,
         });
-        for (const doc of kb.documents) {
-          const docId = doc.id ?? stableUuid(`doc:${kbId}:${doc.title}`);
+        for (const { doc, docId } of documents) {
           if (this.store.documentById(docId)) continue;
           const bytes = Buffer.from(doc.content, 'utf8');
-          this.store.insertDocument({ id: docId, kb_id: kbId, tenant_id: tenant.id, title: doc.title, mime_type: doc.mime_type, size_bytes: bytes.length, content: bytes, created_at: now });
+          this.store.insertDocument({ id: docId, kb_id: kbId, tenant_id: tenantId, title: doc.title, mime_type: doc.mime_type, size_bytes: bytes.length, content: bytes, created_at: now });
           // Seeded text is chunked now, so a seeded document is `ready` from the start.
           this.store.completeDocument(docId, kbId, chunksOf(docId, doc.content, doc.mime_type));
         }
       }
-    }
+    })();
   }
 
   /** Queues documents left `ingesting` (a restart with a --db file). */
   resumeIngestion(): void {
     for (const id of this.store.ingestingIds()) this.queue.enqueue(id);
   }
+}
+
+/** A seeded KB with its resolved id and its documents' ids. */
+interface PlannedKb {
+  tenantId: number;
+  kb: SeedKnowledgeBase;
+  kbId: string;
+  documents: { doc: SeedKnowledgeBase['documents'][number]; docId: string }[];
+}
+
+/** `name`, `name#2`, `name#3`, ...: the n-th occurrence of a name, so that equal names still get distinct derived ids. */
+function occurrence(counts: Map<string, number>, key: string): string {
+  const n = (counts.get(key) ?? 0) + 1;
+  counts.set(key, n);
+  return n === 1 ? key : `${key}#${n}`;
+}
+
+/**
+ * Resolves the ids of seeded KBs and documents and checks what the schema cannot: ids unique across the seed, owners
+ * that are seeded members of the tenant, and agents' knowledge_base_ids that name KBs of their own tenant.
+ */
+export function planKbSeed(seed: Seed): PlannedKb[] {
+  const fail = (path: string, message: string): never => {
+    throw new OrgsyncError('SEED_INVALID', `seed: ${path}: ${message}`);
+  };
+  const planned: PlannedKb[] = [];
+  const kbIds = new Map<string, number>();
+  const docIds = new Set<string>();
+  seed.tenants.forEach((tenant, t) => {
+    const names = new Map<string, number>();
+    const emails = new Set(tenant.members.map((m) => m.email?.toLowerCase()).filter((e): e is string => e !== undefined));
+    tenant.knowledge_bases.forEach((kb, k) => {
+      const at = `tenants[${t}].knowledge_bases[${k}]`;
+      const kbId = (kb.id ?? stableUuid(`kb:${tenant.id}:${occurrence(names, kb.name)}`)).toLowerCase();
+      if (kbIds.has(kbId)) fail(`${at}.id`, `duplicate knowledge base id ${kbId}`);
+      kbIds.set(kbId, tenant.id);
+      if (kb.owner_email !== undefined && !emails.has(kb.owner_email.toLowerCase())) {
+        fail(`${at}.owner_email`, `no member with e-mail ${kb.owner_email} in this tenant`);
+      }
+      const titles = new Map<string, number>();
+      const documents = kb.documents.map((doc, d) => {
+        const docId = (doc.id ?? stableUuid(`doc:${kbId}:${occurrence(titles, doc.title)}`)).toLowerCase();
+        if (docIds.has(docId)) fail(`${at}.documents[${d}].id`, `duplicate document id ${docId}`);
+        docIds.add(docId);
+        return { doc, docId };
+      });
+      planned.push({ tenantId: tenant.id, kb, kbId, documents });
+    });
+  });
+  seed.tenants.forEach((tenant, t) => {
+    tenant.agents.forEach((agent, a) => {
+      agent.knowledge_base_ids.forEach((id, i) => {
+        if (kbIds.get(id.toLowerCase()) !== tenant.id) {
+          fail(`tenants[${t}].agents[${a}].knowledge_base_ids[${i}]`, `no seeded knowledge base ${id} in this tenant`);
+        }
+      });
+    });
+  });
+  return planned;
 }

@@ -104,6 +104,7 @@ export class MessagingStore {
       insertMessage: db.prepare(`INSERT INTO msg_messages (message_id, conversation_id, tenant_id, sender_agent_id, blocks, created_at)
         VALUES (?, ?, ?, ?, ?, ?)`),
       messages: db.prepare<[string], MessageRow>('SELECT * FROM msg_messages WHERE conversation_id = ? ORDER BY seq'),
+      messageById: db.prepare<[string], MessageRow>('SELECT * FROM msg_messages WHERE message_id = ?'),
     };
   }
 
@@ -138,7 +139,7 @@ export class MessagingStore {
   addMessage(conversationId: string, tenantId: number, agentId: string, blocks: unknown[]): MessageRow {
     const id = randomUUID();
     this.s.insertMessage.run(id, conversationId, tenantId, agentId, JSON.stringify(blocks), this.clock.now());
-    return this.s.messages.all(conversationId).find((m) => m.message_id === id)!;
+    return this.s.messageById.get(id)!;
   }
 
   messages(conversationId: string): MessageRow[] {

@@ -48,6 +48,7 @@ export const KEYS = {
   none: 'ek_none_0123456789',
   all: 'ek_all_0123456789',
   orgWrite: 'ek_orgwrite_0123456789',
+  introspect: 'ek_introspect_0123456789',
   globex: 'ek_globex_0123456789',
 } as const;
 
@@ -121,6 +122,7 @@ export function kbTestSeed(): Record<string, unknown> {
           { key: KEYS.none, scopes: ['tenant.org.read'] },
           { key: KEYS.all, scopes: ALL_SCOPES },
           { key: KEYS.orgWrite, scopes: ['tenant.org.read', 'tenant.org.write'] },
+          { key: KEYS.introspect, scopes: ['tenant.auth.introspect'] },
         ],
         members: [
           { display_name: 'Ada Admin', email: 'ada@acme.test', roles: ['tenant.admin'] },

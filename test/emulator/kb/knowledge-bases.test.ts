@@ -151,6 +151,15 @@ describe('KB detail and visibility', () => {
     expect(other.body.error.code).toBe('kb.not_found');
   });
 
+  it('reports the owner as the integer account id that introspection reports for that user', async () => {
+    const login = await emu.request('POST', '/_emulator/login-tokens', { token: ADMIN, body: { tenant_id: 1001, email: 'bob@acme.test' } });
+    const introspected = await emu.request('POST', `${API}/auth/introspect`, { token: KEYS.introspect, body: { token: login.body.token } });
+    expect(introspected.body.data.active).toBe(true);
+    const bob = await appToken(emu, 'bob@acme.test');
+    const kb = await emu.request('GET', `${API}/knowledge-bases/${IDS.bobNotes}`, { token: bob });
+    expect(kb.body.data.owner_account_id).toBe(introspected.body.data.account_id);
+  });
+
   it('hides a private KB from a tenant API key (it acts for no user)', async () => {
     const res = await emu.request('GET', `${API}/knowledge-bases/${IDS.bobNotes}`, { token: KEYS.all });
     expect(res.status).toBe(404);

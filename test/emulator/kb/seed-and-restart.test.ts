@@ -29,6 +29,39 @@ describe('seed validation', () => {
     await expect(startTestEmulator(seed)).rejects.toThrow(/knowledge_bases\[0\]\.documents\[0\]\.mime_type/);
   });
 
+  it('refuses duplicate KB ids, an owner who is not a member, and an agent KB that is not seeded in its tenant', async () => {
+    const dup = kbTestSeed() as MutableSeed;
+    dup.tenants[1]!.knowledge_bases = [{ id: IDS.handbook, name: 'Copy' }];
+    dup.tenants[1]!.agents = [];
+    await expect(startTestEmulator(dup)).rejects.toThrow(`seed: tenants[1].knowledge_bases[0].id: duplicate knowledge base id ${IDS.handbook}`);
+    const owner = kbTestSeed() as MutableSeed;
+    owner.tenants[0]!.knowledge_bases = [{ name: 'Ghost notes', visibility: 'private', owner_email: 'ghost@acme.test' }];
+    owner.tenants[0]!.agents = [];
+    await expect(startTestEmulator(owner)).rejects.toThrow('seed: tenants[0].knowledge_bases[0].owner_email: no member with e-mail ghost@acme.test in this tenant');
+    const agent = kbTestSeed() as MutableSeed;
+    (agent.tenants[0]!.agents as { knowledge_base_ids: string[] }[])[0]!.knowledge_base_ids = [IDS.globexKb];
+    await expect(startTestEmulator(agent)).rejects.toThrow(`seed: tenants[0].agents[0].knowledge_base_ids[0]: no seeded knowledge base ${IDS.globexKb} in this tenant`);
+  });
+
+  it('gives KBs and documents with equal names distinct derived ids', async () => {
+    const seed = kbTestSeed() as MutableSeed;
+    seed.tenants[0]!.knowledge_bases = [
+      { name: 'Twin', documents: [{ title: 'Same', content: 'first copy' }, { title: 'Same', content: 'second copy' }] },
+      { name: 'Twin' },
+    ];
+    seed.tenants[0]!.agents = [];
+    const twins = await startTestEmulator(seed);
+    try {
+      const list = await twins.request('GET', `${API}/knowledge-bases`, { token: KEYS.kbRead });
+      const ids = list.body.data.items.map((k: { id: string }) => k.id);
+      expect(ids).toHaveLength(2);
+      expect(new Set(ids).size).toBe(2);
+      expect(list.body.data.items.map((k: { document_count: number }) => k.document_count)).toEqual([2, 0]);
+    } finally {
+      await twins.close();
+    }
+  });
+
   it('needs session_id for a session memory and group_id for a group_shared one', async () => {
     const seed = kbTestSeed() as MutableSeed;
     seed.tenants[0]!.memories = [{ scope: 'session', user_id: 'u', agent_id: 'a', content: 'c' }];
