@@ -48,6 +48,16 @@ export function apiKeyResolver(db: Database.Database): CredentialResolver {
   const byPrefix = db.prepare<[string], { id: string; tenant_id: number; key_hash: Buffer; scopes: string }>(
     'SELECT id, tenant_id, key_hash, scopes FROM emu_api_keys WHERE prefix = ?',
   );
+  // Parsed scope sets per key row (the seed's keys do not change while running).
+  const scopeSets = new Map<string, ReadonlySet<string>>();
+  const scopesOf = (id: string, json: string): ReadonlySet<string> => {
+    let set = scopeSets.get(id + json);
+    if (!set) {
+      set = new Set(JSON.parse(json) as string[]);
+      scopeSets.set(id + json, set);
+    }
+    return set;
+  };
   return {
     matches: (token) => token.startsWith('ek_'),
     resolve(token) {
@@ -58,7 +68,7 @@ export function apiKeyResolver(db: Database.Database): CredentialResolver {
       // Compare against every candidate of the prefix, in constant time each, without stopping early.
       for (const row of byPrefix.all(prefix)) {
         if (row.key_hash.length === presented.length && timingSafeEqual(row.key_hash, presented)) {
-          found = { kind: 'api_key', tenantId: row.tenant_id, scopes: new Set(JSON.parse(row.scopes) as string[]), credentialId: `ek:${row.id}` };
+          found = { kind: 'api_key', tenantId: row.tenant_id, scopes: scopesOf(row.id, row.scopes), credentialId: `ek:${row.id}` };
         }
       }
       return found ?? { error: 'invalid_api_key' };

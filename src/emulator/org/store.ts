@@ -233,6 +233,8 @@ export function emailKey(email: string): string {
 export function phoneKey(phone: string): string {
   const trimmed = phone.trim();
   if (trimmed === '') return '';
+  // Already in E.164 form: nothing to normalise (and parsing is the costly part of a member create).
+  if (/^\+[1-9]\d{6,14}$/.test(trimmed)) return trimmed;
   const parsed = parsePhoneNumberFromString(trimmed);
   return parsed?.number ?? trimmed.replace(/[^\d+]/g, '');
 }
