@@ -10,6 +10,7 @@ import { registerMirrorCommand } from './commands/mirror.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerSyncCommand } from './commands/sync.js';
 import { registerSourcesCommand } from './commands/sources.js';
+import { registerApplyCommand } from './commands/apply.js';
 
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
 type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void) => void;
@@ -23,6 +24,7 @@ const registrars: Registrar[] = [
   registerPlanCommand,
   registerSyncCommand,
   registerSourcesCommand,
+  registerApplyCommand,
 ];
 
 /** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */

@@ -67,7 +67,7 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
   ];
   const owned: OwnedCounts = { positions: positions.ownedCount, departments: departments.ownedCount, members: members.ownedCount };
   const policed = applyPolicy(all, opts.policy);
-  const trusted = opts.trust?.(policed.kept);
+  const trusted = opts.trust?.(policed.kept, { owned, threshold: opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD, ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) });
   const kept = trusted?.kept ?? policed.kept;
   const withheld = trusted ? [...policed.withheld, ...trusted.withheld] : policed.withheld;
   const refusal =

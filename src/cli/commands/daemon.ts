@@ -9,6 +9,8 @@ import { openStateDb } from '../../mirror/db.js';
 import { MirrorLease } from '../../mirror/lease.js';
 import { Mirror } from '../../mirror/mirror.js';
 import { OwnershipStore } from '../../mirror/ownership.js';
+import { TrustStateStore } from '../../mirror/trust-state.js';
+import { createRunTrust } from '../../daemon/trust.js';
 import { RunHistory } from '../../mirror/runs.js';
 import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observability/logger.js';
 import { OrgsyncMetrics } from '../../observability/metrics.js';
@@ -127,6 +129,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           observer: runObserver,
           ...(run.signal ? { signal: run.signal } : {}),
           callStats: () => ({ ...stats }),
+          trust: createRunTrust(new TrustStateStore(db, config.sync.id), config),
         },
         opts,
       );

@@ -5,6 +5,9 @@ import { planToJson, renderPlanText } from '../../planner/render.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
+import { savePlan } from '../../daemon/saved-plan.js';
+import type { DesiredState } from '../../domain/index.js';
+import { TrustStateStore } from '../../mirror/trust-state.js';
 
 /** Parses `--allow-deletes N` (a whole number >= 0). */
 export function parseAllowDeletes(value: string): number {
@@ -24,6 +27,9 @@ export function registerPlanCommand(program: Command, ctx: CliContext, setResult
     .addOption(new Option('-o, --output <format>', 'text: a table per entity and operation; json: one JSON document (README "orgsync plan")').choices(['text', 'json']).default('text'))
     .option('--allow-deletes <n>', 'plan as a sync with --allow-deletes N would (the delete threshold then permits up to N removals)', parseAllowDeletes)
     .option('--detailed-exitcode', 'exit 0 when in sync and 5 when changes are pending (3 when a guard refuses)')
+    .option('--out <file>', 'also write the plan, signed, with hashes of the mirror and source state, for `orgsync apply <file>`')
+    .option('--allow-source-shrink', 'plan as `sync --allow-source-shrink` would')
+    .option('--accept-scope-change', 'plan as `sync --accept-scope-change` would')
     .addHelpText(
       'after',
       `
@@ -34,13 +40,27 @@ Examples:
   $ orgsync plan --config /etc/orgsync/orgsync.yaml
   $ orgsync plan --config orgsync.yaml --output json > plan.json`,
     )
-    .action((opts: { config: string; output: 'text' | 'json'; allowDeletes?: number; detailedExitcode?: boolean }) => {
+    .action((opts: { config: string; output: 'text' | 'json'; allowDeletes?: number; detailedExitcode?: boolean; out?: string; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
           const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false });
           try {
-            const summary = await env.run({ mode: 'plan', ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) }, { signal: ctx.shutdownSignal });
+            let desired: DesiredState | undefined;
+            const summary = await env.run(
+              {
+                mode: 'plan',
+                ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}),
+                allowSourceShrink: opts.allowSourceShrink === true,
+                acceptScopeChange: opts.acceptScopeChange === true,
+                observer: { onPlan: (_plan, d) => (desired = d) },
+              },
+              { signal: ctx.shutdownSignal },
+            );
+            if (opts.out !== undefined && desired) {
+              savePlan(opts.out, summary.plan, desired, { mirror: env.mirror, ownership: env.ownership, trust: new TrustStateStore(env.db, config.sync.id) });
+              ctx.stderr.write(`orgsync: plan written to ${opts.out}\n`);
+            }
             const extras = { quarantine: summary.quarantined };
             if (opts.output === 'json') ctx.stdout.write(`${JSON.stringify(planToJson(summary.plan, extras), null, 2)}\n`);
             else ctx.stdout.write(renderPlanText(summary.plan, extras));

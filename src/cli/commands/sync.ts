@@ -78,6 +78,8 @@ export function registerSyncCommand(program: Command, ctx: CliContext, setResult
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--allow-deletes <n>', 'permit up to N removals in this run even over sync.delete_threshold', parseAllowDeletes)
     .option('--dry-run', 'go through the applier without writing anything (the summary counts what would be applied)')
+    .option('--allow-source-shrink', 'accept sources that shrank beyond sync.max_source_shrink_percent since the last good read')
+    .option('--accept-scope-change', 'accept removals after a change of the config\'s scope (sources, filters, base DNs)')
     .addOption(new Option('-o, --output <format>', 'summary format').choices(['text', 'json']).default('text'))
     .addHelpText(
       'after',
@@ -89,7 +91,7 @@ Examples:
   $ orgsync sync --config /etc/orgsync/orgsync.yaml
   $ orgsync sync --config orgsync.yaml --allow-deletes 40`,
     )
-    .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json' }) => {
+    .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json'; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
@@ -97,7 +99,14 @@ Examples:
           const progress = createProgressReporter({ tty: ctx.isTTY, stream: ctx.stderr, logger: env.logger });
           try {
             const summary = await env.run(
-              { mode: 'apply', dryRun: opts.dryRun === true, observer: progress.observer, ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) },
+              {
+                mode: 'apply',
+                dryRun: opts.dryRun === true,
+                observer: progress.observer,
+                allowSourceShrink: opts.allowSourceShrink === true,
+                acceptScopeChange: opts.acceptScopeChange === true,
+                ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}),
+              },
               { signal: ctx.shutdownSignal },
             );
             progress.stop();

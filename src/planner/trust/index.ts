@@ -9,8 +9,9 @@ import type { Change, DesiredState, EntityKind } from '../../domain/index.js';
 import { graceDecision, isDisappearance, removalKey, type MissingBefore, type MissingNow, type RemovalGrace } from './grace.js';
 import { findSourceShrink, shrinkRefusal, sourceCounts, type ShrinkFinding } from './shrink-guard.js';
 import { describeScopeChange, scopeChangeRefusal, type ConfigScope } from './scope-guard.js';
-import type { PlanTrustFilter, TrustFilterResult } from './types.js';
-import { withholdWhere } from './withhold.js';
+import { deleteThresholdGuard } from '../guards.js';
+import type { PlanTrustFilter, TrustFilterResult, TrustThresholdInput } from './types.js';
+import { withholdWhere, type HoldDecision } from './withhold.js';
 
 export * from './types.js';
 export * from './grace.js';
@@ -46,7 +47,11 @@ export interface TrustObservation {
   missing: MissingNow[];
 }
 
-/** Builds the filter of one run; `observe` receives what the first call saw. */
+/**
+ * Builds the filter of one run; `observe` receives what the first call saw.
+ * Precedence of refusals: scope change, then the delete threshold (when the removals also trip it, it is the guard
+ * reported, with the shrink named in its message, so `--allow-deletes N` keeps its meaning), then the shrink guard.
+ */
 export function createTrustFilter(inputs: TrustInputs, observe?: (o: TrustObservation) => void): PlanTrustFilter {
   const desiredIds: Record<EntityKind, Set<string>> = {
     departments: new Set(inputs.desired.departments.map((d) => d.source_id)),
@@ -56,25 +61,34 @@ export function createTrustFilter(inputs: TrustInputs, observe?: (o: TrustObserv
   const shrink = findSourceShrink(sourceCounts(inputs.desired), inputs.lastSnapshot, inputs.maxShrinkPercent);
   const scopeChanges = inputs.previousScope ? describeScopeChange(inputs.previousScope, inputs.currentScope) : [];
   let observed = false;
-  return (changes: readonly Change[]): TrustFilterResult => {
+  return (changes: readonly Change[], threshold: TrustThresholdInput): TrustFilterResult => {
     const removals = changes.filter((c) => c.op === 'remove').length;
-    const shrinkAccepted = inputs.allowSourceShrink === true || (inputs.allowDeletes !== undefined && removals <= inputs.allowDeletes);
-    const shrunk = new Set(shrinkAccepted ? [] : shrink.map((f) => f.entity));
+    // An accepted scope change explains a drop in the counts, so it accepts the shrink too.
+    const shrinkAccepted =
+      inputs.allowSourceShrink === true ||
+      (inputs.acceptScopeChange === true && scopeChanges.length > 0) ||
+      (inputs.allowDeletes !== undefined && removals <= inputs.allowDeletes);
     const missing: MissingNow[] = [];
-    const { kept, withheld } = withholdWhere(changes, (c) => {
-      if (c.op === 'remove' && shrunk.has(c.entity)) return { why: 'source_shrink: the source shrank beyond sync.max_source_shrink_percent' };
+    const grace = (c: Change): HoldDecision => {
       if (!isDisappearance(c, desiredIds)) return undefined;
       const d = graceDecision(c, inputs.missingBefore.get(`${c.entity}:${removalKey(c)}`), inputs.grace, inputs.now);
       missing.push(d.missing);
       return d.hold;
-    });
+    };
+    const graceOnly = withholdWhere(changes, grace);
     if (!observed) {
       observed = true;
       observe?.({ shrink, shrinkAccepted, scopeChanges, missing });
     }
-    let refusal: TrustFilterResult['refusal'];
-    if (shrunk.size > 0) refusal = shrinkRefusal(shrink, inputs.maxShrinkPercent);
-    else if (scopeChanges.length > 0 && removals > 0 && inputs.acceptScopeChange !== true) refusal = scopeChangeRefusal(scopeChanges, removals);
-    return { kept, withheld, ...(refusal ? { refusal } : {}) };
+    if (scopeChanges.length > 0 && removals > 0 && inputs.acceptScopeChange !== true) {
+      return { ...graceOnly, refusal: scopeChangeRefusal(scopeChanges, removals) };
+    }
+    if (shrink.length === 0 || shrinkAccepted) return graceOnly;
+    const shrinkNote = shrinkRefusal(shrink, inputs.maxShrinkPercent);
+    const over = deleteThresholdGuard(graceOnly.kept, threshold.owned, threshold.threshold, threshold.allowDeletes);
+    if (over) return { ...graceOnly, refusal: { ...over, message: `${over.message}; also, ${shrinkNote.message}` } };
+    const shrunk = new Set(shrink.map((f) => f.entity));
+    const held = withholdWhere(graceOnly.kept, (c) => (c.op === 'remove' && shrunk.has(c.entity) ? { why: 'source_shrink: the source shrank beyond sync.max_source_shrink_percent' } : undefined));
+    return { kept: held.kept, withheld: [...graceOnly.withheld, ...held.withheld], refusal: shrinkNote };
   };
 }
