@@ -258,20 +258,21 @@ export class SourceCollector {
   }
 
   private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[]): T[] {
-    const seen = new Map<string, string[]>();
-    let dup = false;
-    for (const r of records) {
-      const locs = seen.get(r.source_id);
-      if (locs) {
-        locs.push(r.origin!.location);
-        dup = true;
-      } else seen.set(r.source_id, [r.origin!.location]);
+    // First pass without per-record allocation: most sources have no duplicates at all.
+    const first = new Map<string, number>();
+    let dupIds: Set<string> | undefined;
+    for (let i = 0; i < records.length; i++) {
+      const id = records[i]!.source_id;
+      if (first.has(id)) (dupIds ??= new Set()).add(id);
+      else first.set(id, i);
     }
-    if (!dup) return records;
+    if (!dupIds) return records;
+    const locations = new Map<string, string[]>();
+    for (const r of records) if (dupIds.has(r.source_id)) locations.set(r.source_id, [...(locations.get(r.source_id) ?? []), r.origin!.location]);
     const out: T[] = [];
     for (const r of records) {
-      const locs = seen.get(r.source_id)!;
-      if (locs.length === 1) {
+      const locs = locations.get(r.source_id);
+      if (!locs) {
         out.push(r);
         continue;
       }

@@ -29,8 +29,13 @@ export function mergeEntity<T extends { source_id: string; origin?: RecordOrigin
   const quarantinedIn = new Map<string, string>();
   for (const b of batches) for (const q of b.quarantine) if (q.entity === entity && q.source_id !== undefined && !quarantinedIn.has(q.source_id)) quarantinedIn.set(q.source_id, b.source);
 
-  const slots = new Map<string, Slot>();
   const quarantine: QuarantineEntry[] = [];
+  if (batches.length === 1) {
+    // One source: nothing to merge; only drop what the source itself quarantined (duplicate ids are gone already).
+    const records = pick(batches[0]!);
+    return { records: quarantinedIn.size === 0 ? records : records.filter((r) => !quarantinedIn.has(r.source_id)), quarantine };
+  }
+  const slots = new Map<string, Slot>();
   for (const b of batches) {
     const auth = new Set(b.authoritative.filter((f) => f.startsWith(`${entity}.`)).map((f) => f.slice(entity.length + 1)));
     for (const raw of pick(b)) {
@@ -44,12 +49,9 @@ export function mergeEntity<T extends { source_id: string; origin?: RecordOrigin
       }
       const slot = slots.get(rec.source_id);
       if (!slot) {
-        // One source: no copy needed (300,000 members stay one set of objects).
-        slots.set(rec.source_id, { record: batches.length > 1 ? { ...rec } : rec, from: new Map(), sources: 1 });
-        if (batches.length > 1 || auth.size > 0) {
-          const s = slots.get(rec.source_id)!;
-          for (const [k, v] of Object.entries(rec)) if (k !== 'origin' && !isEmpty(v)) s.from.set(k, [b.source, auth.has(k)]);
-        }
+        const s: Slot = { record: { ...rec }, from: new Map(), sources: 1 };
+        for (const [k, v] of Object.entries(rec)) if (k !== 'origin' && !isEmpty(v)) s.from.set(k, [b.source, auth.has(k)]);
+        slots.set(rec.source_id, s);
         continue;
       }
       slot.sources++;

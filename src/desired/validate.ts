@@ -103,19 +103,27 @@ export function validateMembers(
     pass.push(m);
   }
   // One platform account per e-mail or phone: live members sharing one cannot both be synced, and which is right is unknown.
-  const shared = new Map<string, DesiredMember[]>();
+  const firstByKey = new Map<string, DesiredMember>();
+  let shared: Map<string, DesiredMember[]> | undefined;
+  const note = (key: string, m: DesiredMember) => {
+    const first = firstByKey.get(key);
+    if (first === undefined) {
+      firstByKey.set(key, m);
+      return;
+    }
+    shared ??= new Map();
+    const list = shared.get(key);
+    if (list) list.push(m);
+    else shared.set(key, [first, m]);
+  };
   for (const m of pass) {
     if (m.status === 'left') continue;
-    for (const key of [m.email ? `e:${m.email}` : '', m.phone ? `p:${m.phone}` : '']) {
-      if (!key) continue;
-      const list = shared.get(key);
-      if (list) list.push(m);
-      else shared.set(key, [m]);
-    }
+    if (m.email) note(`e:${m.email}`, m);
+    if (m.phone) note(`p:${m.phone}`, m);
   }
+  if (!shared) return pass;
   const dropped = new Set<DesiredMember>();
   for (const [key, list] of shared) {
-    if (list.length < 2) continue;
     const isEmail = key.startsWith('e:');
     for (const m of list) {
       if (dropped.has(m)) continue;
@@ -127,5 +135,5 @@ export function validateMembers(
       );
     }
   }
-  return dropped.size ? pass.filter((m) => !dropped.has(m)) : pass;
+  return pass.filter((m) => !dropped.has(m));
 }

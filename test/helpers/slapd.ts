@@ -18,7 +18,13 @@ const SLAPADD = ['/usr/sbin/slapadd', '/usr/local/sbin/slapadd'].find((p) => exi
 const SCHEMA_DIR = '/etc/ldap/schema';
 const MODULE_DIR = ['/usr/lib/ldap', '/usr/lib/x86_64-linux-gnu/ldap', '/usr/lib/aarch64-linux-gnu/ldap'].find((p) => existsSync(join(p, 'back_mdb.la')) || existsSync(join(p, 'back_mdb.so')));
 /** The AD schema file of the tests. */
-export const AD_SCHEMA = fileURLToPath(new URL('../fixtures/ldap/ad.schema', import.meta.url));
+export const AD_SCHEMA = [
+  new URL('../fixtures/ldap/ad.schema', import.meta.url),
+  // Compiled into dist-bench/test/helpers/ for the benchmarks: the schema stays in the source tree.
+  new URL('../../../test/fixtures/ldap/ad.schema', import.meta.url),
+]
+  .map((u) => fileURLToPath(u))
+  .find((p) => existsSync(p))!;
 
 /** True when slapd, slapadd and Debian's schema files are installed. */
 export function slapdAvailable(): boolean {

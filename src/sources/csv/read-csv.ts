@@ -6,8 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
-import { parse, type InfoRecord } from 'csv-parse';
+import { parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import type { CsvSourceConfig } from '../../config/sources.js';
 import type { EntityKind } from '../../domain/entities.js';
@@ -89,33 +88,30 @@ async function readCsvFile(
 
   let fieldsError: unknown;
   let row: string[] = [];
-  const lookup: Lookup = (name) => row[index!.get(name)!];
-  const parser = parse({
-    delimiter: source.delimiter,
-    quote: source.quote,
-    bom: true,
-    skip_empty_lines: true,
-    relax_column_count: false,
-    on_record: (record: string[], context: InfoRecord): undefined => {
-      try {
-        if (index === undefined) {
-          headerCheck(record);
-          return undefined;
-        }
-        row = record;
-        add(lookup, `${file}:${context.lines}`);
-      } catch (err) {
-        fieldsError ??= err;
+  let idx: Record<string, number> = {};
+  const lookup: Lookup = (name) => row[idx[name]!];
+  const parser = parse({ delimiter: source.delimiter, quote: source.quote, bom: true, skip_empty_lines: true, relax_column_count: false });
+  // Records are mapped in the 'data' handler, which runs as each record is parsed, so parser.info.lines is that
+  // record's (last) line. Cheaper than on_record, which builds an info object per record.
+  parser.on('data', (record: string[]) => {
+    if (fieldsError) return;
+    try {
+      if (index === undefined) {
+        headerCheck(record);
+        idx = Object.fromEntries(index!);
+        return;
       }
-      return undefined;
-    },
+      row = record;
+      add(lookup, `${file}:${parser.info.lines}`);
+    } catch (err) {
+      fieldsError = err;
+    }
   });
-  // on_record maps every row and keeps none: the sink only drains the parser.
-  const sink = new Writable({ objectMode: true, write: (_c, _e, cb) => cb() });
+  if (index !== undefined) idx = Object.fromEntries(index);
   const opts = ctx.signal ? { signal: ctx.signal } : {};
   try {
-    if (UTF8.has(enc)) await pipeline(createReadStream(path), parser, sink, opts);
-    else await pipeline(createReadStream(path), iconv.decodeStream(enc), parser, sink, opts);
+    if (UTF8.has(enc)) await pipeline(createReadStream(path, { highWaterMark: 1 << 16 }), parser, opts);
+    else await pipeline(createReadStream(path, { highWaterMark: 1 << 16 }), iconv.decodeStream(enc), parser, opts);
   } catch (err) {
     if (fieldsError) throw fieldsError;
     throwIfAborted(ctx.signal);

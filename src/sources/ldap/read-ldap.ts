@@ -164,18 +164,39 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
       await search('positions', cfg.base_dn ?? source.base_dn, cfg.filter, cfg.scope, collector.fieldNames('positions'), (e) => collector.addPosition(entryLookup(e), e.dn));
     }
 
+    // Members share parents: resolve each distinct parent DN once.
+    const byParent = new Map<string, string>();
+    const departmentOf = (dn: string): string => {
+      const comma = firstUnescapedComma(dn);
+      const parent = comma < 0 ? '' : dn.slice(comma + 1);
+      let id = byParent.get(parent);
+      if (id === undefined) {
+        id = nearest(deptByDn, dnParts(parent)) ?? '';
+        byParent.set(parent, id);
+      }
+      return id;
+    };
     const m = source.members;
     const memberAttrs = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes]);
     await search('members', m.base_dn ?? source.base_dn, m.filter ?? p.profile.memberFilter, m.scope, memberAttrs, (e) => {
       const lookup = entryLookup(e);
       const overrides: { department_source_id?: string; disabled: boolean } = { disabled: p.profile.isDisabled(lookup) };
-      if (p.departmentFrom === 'dn') overrides.department_source_id = nearest(deptByDn, dnParts(e.dn).slice(1)) ?? '';
+      if (p.departmentFrom === 'dn') overrides.department_source_id = departmentOf(e.dn);
       collector.addMember(lookup, e.dn, overrides);
     });
   } finally {
     await client.unbind().catch(() => {});
   }
   return collector.finish();
+}
+
+function firstUnescapedComma(dn: string): number {
+  for (let i = 0; i < dn.length; i++) {
+    const c = dn.charCodeAt(i);
+    if (c === 92) i++; // backslash escapes the next character
+    else if (c === 44 || c === 59) return i; // , or ;
+  }
+  return -1;
 }
 
 /** The id of the nearest department at or above the DN given by its RDNs. */
