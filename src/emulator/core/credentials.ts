@@ -29,11 +29,15 @@ export function migrateApiKeys(db: Database.Database): void {
   CREATE INDEX IF NOT EXISTS emu_api_keys_prefix ON emu_api_keys(prefix);`);
 }
 
-/** Stores the seed's API keys (idempotent: a known key gets the seed's tenant and scopes). */
+/**
+ * Stores the seed's API keys. The seed is the truth for keys: on a restart over a --db file, a key no longer in the
+ * seed stops working and a changed key gets the seed's tenant and scopes.
+ */
 export function seedApiKeys(db: Database.Database, seed: Seed): void {
   const upsert = db.prepare(`INSERT INTO emu_api_keys (id, tenant_id, prefix, key_hash, scopes) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT(key_hash) DO UPDATE SET tenant_id = excluded.tenant_id, scopes = excluded.scopes`);
   db.transaction(() => {
+    db.prepare('DELETE FROM emu_api_keys').run();
     for (const tenant of seed.tenants) {
       for (const apiKey of tenant.api_keys) {
         const prefix = API_KEY_FORMAT.exec(apiKey.key)?.[1] ?? '';

@@ -100,3 +100,27 @@ describe('HTTP errors of the core', () => {
     await built.close();
   });
 });
+
+describe('restart over a --db file', () => {
+  test('the seed is the truth for API keys: a key removed from the seed stops working, data stays', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dbPath = join(mkdtempSync(join(tmpdir(), 'orgsync-emu-')), 'emu.db');
+    const first = await startTestEmulator(orgTestSeed(), { dbPath });
+    expect((await first.request('POST', `${O}/positions`, { token: TEST_KEYS.acmeRw, body: { name: 'Kept' } })).status).toBe(201);
+    await first.close();
+    const seed = orgTestSeed();
+    const tenants = seed.tenants as { api_keys: { key: string }[] }[];
+    tenants[0]!.api_keys = tenants[0]!.api_keys.filter((k) => k.key !== TEST_KEYS.acmeRw);
+    const second = await startTestEmulator(seed, { dbPath });
+    try {
+      expect((await second.request('GET', `${O}/positions`, { token: TEST_KEYS.acmeRw })).status).toBe(401);
+      const list = await second.request('GET', `${O}/positions`, { token: TEST_KEYS.acmeRead });
+      expect(list.body.items.map((p: { name: string }) => p.name)).toEqual(['Kept']);
+      expect((await second.request('GET', `${O}/departments`, { token: TEST_KEYS.acmeRead })).body.items).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+});
