@@ -23,8 +23,10 @@ export const MEMORY_WRITE: RouteAuth = { apiKey: 'tenant.memory.write', sessionT
 export const DEFAULT_RECALL_SCOPES: readonly MemoryScope[] = MEMORY_SCOPES;
 /** The scope GET /memories lists when it names none. */
 export const DEFAULT_LIST_SCOPE: MemoryScope = 'user_long_term';
-/** The scope an event is written to when it names none. */
-export const DEFAULT_EVENT_SCOPE: MemoryScope = 'session';
+/** The scope an event is written to when it names none: its group's shared memory with a group_id, else its session. */
+export function defaultEventScope(groupId: string | undefined): MemoryScope {
+  return groupId ? 'group_shared' : 'session';
+}
 
 /** The fault switch that makes one scope's backend fail: `memory_scope_failure:<scope>`. */
 export const scopeFailureSwitch = (scope: MemoryScope): string => `memory_scope_failure:${scope}`;
@@ -55,7 +57,7 @@ const eventBody = z.looseObject({
   session_id: id,
   content: z.string({ error: 'required' }).min(1, 'must not be empty').max(10_000, 'must be at most 10000 characters'),
   group_id: z.string().optional(),
-  /** Extension: the scope to write to (default `session`). */
+  /** Extension: the scope to write to (default: `group_shared` with a group_id, else `session`). */
   scope: scope.optional(),
 });
 
@@ -124,7 +126,7 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: EmulatorContext,
   app.post(`${PREFIX}/memories/events`, write, async (req) => {
     refuseTenantId(req.body, '');
     const body = parseOr400(eventBody, req.body);
-    const target = body.scope ?? DEFAULT_EVENT_SCOPE;
+    const target = body.scope ?? defaultEventScope(body.group_id);
     if (target === 'group_shared' && !body.group_id) throw badRequest('group_id: required for scope group_shared');
     store.insert({
       id: randomUUID(),

@@ -156,6 +156,16 @@ describe('recall', () => {
     expect(res.body.message).toMatch(/^tenant_id: /);
   });
 
+  it('writes an event with a group_id to group_shared, and one without to session', async () => {
+    const k = keys();
+    await event({ ...k, group_id: 'g-default', content: 'said in the group' });
+    await event({ ...k, content: 'said in private' });
+    const group = await list({ ...k, group_id: 'g-default', scope: 'group_shared' });
+    expect(group.body.data.items.map((m: { content: string }) => m.content)).toEqual(['said in the group']);
+    const session = await list({ ...k, scope: 'session' });
+    expect(session.body.data.items.map((m: { content: string }) => m.content)).toEqual(['said in private']);
+  });
+
   it('shares group_shared memories with other users of the same group only', async () => {
     const author = keys();
     await event({ ...author, group_id: 'g-1', scope: 'group_shared', content: 'The project deadline is the 14th.' });
@@ -264,6 +274,14 @@ describe('delete', () => {
     const res = await remove('no-such-memory', keys());
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ deleted: 0, rejected: 1 });
+  });
+
+  it('rejects a group memory deleted without its group_id', async () => {
+    const k = keys();
+    await event({ ...k, group_id: 'g-del', content: 'group note' });
+    const id = await idOf({ ...k, group_id: 'g-del', scope: 'group_shared' }, 'group note');
+    expect((await remove(id, k)).body.data).toEqual({ deleted: 0, rejected: 1 });
+    expect((await remove(id, { ...k, group_id: 'g-del' })).body.data).toEqual({ deleted: 1, rejected: 0 });
   });
 
   it('rejects, and keeps, a memory in a scope the caller keys do not reach (another session, another group)', async () => {
