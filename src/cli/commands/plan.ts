@@ -33,7 +33,8 @@ export function registerPlanCommand(program: Command, ctx: CliContext, setResult
     .addHelpText(
       'after',
       `
-Exit codes: 0 planned (or in sync), 1 failed, 2 config or usage error, 3 a guard refused the plan (delete threshold),
+Exit codes: 0 planned (or in sync), 1 failed, 2 config or usage error, 3 a guard refused the plan (delete threshold,
+source shrink, scope change),
 5 changes pending (only with --detailed-exitcode).
 
 Examples:

@@ -84,8 +84,9 @@ export function registerSyncCommand(program: Command, ctx: CliContext, setResult
     .addHelpText(
       'after',
       `
-Exit codes: 0 in sync (or everything applied), 1 failed, 2 config or usage error, 3 stopped by the delete threshold
-(the plan is printed, nothing applied), 4 finished with some records failed or quarantined.
+Exit codes: 0 in sync (or everything applied; removals still inside sync.removal_grace are only reported),
+1 failed, 2 config or usage error, 3 stopped by a guard: delete threshold, source shrink or scope change (the plan is
+printed, nothing applied), 4 finished with some records failed or quarantined.
 
 Examples:
   $ orgsync sync --config /etc/orgsync/orgsync.yaml

@@ -9,7 +9,7 @@ import type { Config } from '../../config/schema.js';
 import type { SourceConfig } from '../../config/sources.js';
 import type { PlanRefusal } from '../../domain/index.js';
 
-/** Scope parts, `<source>.<entity>` (or `<source>`, `sync.root_department`) -> a JSON description. */
+/** Scope parts, `<source>/<entity>` (or `<source>`, `sync.root_department`) -> a JSON description. */
 export type ConfigScope = Record<string, string>;
 
 const ENTITIES = ['departments', 'positions', 'members'] as const;
@@ -20,13 +20,13 @@ function sourceScope(s: SourceConfig, out: ConfigScope): void {
     if (s.type === 'ldap') {
       const block = s[e];
       if (block === undefined || block === false) continue;
-      out[`${s.name}.${e}`] = JSON.stringify({ base_dn: block.base_dn ?? s.base_dn, filter: block.filter ?? '(profile default)', scope: block.scope });
+      out[`${s.name}/${e}`] = JSON.stringify({ base_dn: block.base_dn ?? s.base_dn, filter: block.filter ?? '(profile default)', scope: block.scope });
     } else if (s.type === 'csv') {
       const block = s[e];
-      if (block) out[`${s.name}.${e}`] = JSON.stringify({ file: block.file });
+      if (block) out[`${s.name}/${e}`] = JSON.stringify({ file: block.file });
     } else {
       const block = s[e];
-      if (block) out[`${s.name}.${e}`] = JSON.stringify({ ...(block.url ? { url: block.url } : { file: block.file }), items_path: block.items_path });
+      if (block) out[`${s.name}/${e}`] = JSON.stringify({ ...(block.url ? { url: block.url } : { file: block.file }), items_path: block.items_path });
     }
   }
 }
@@ -55,8 +55,11 @@ export function describeScopeChange(before: ConfigScope, after: ConfigScope): st
     const a = before[k];
     const b = after[k];
     if (a === b) continue;
-    if (b === undefined) lines.push(k.includes('.') && !k.startsWith('sync.') ? `${k} no longer read` : `source ${k} removed`);
-    else if (a === undefined) lines.push(k.includes('.') && !k.startsWith('sync.') ? `${k} now read` : `source ${k} added`);
+    // A source added or removed as a whole is named once, not per entity.
+    const sourceName = k.includes('/') ? k.slice(0, k.indexOf('/')) : undefined;
+    if (sourceName !== undefined && (before[sourceName] === undefined) !== (after[sourceName] === undefined)) continue;
+    if (b === undefined) lines.push(sourceName !== undefined ? `${k} no longer read` : `source ${k} removed`);
+    else if (a === undefined) lines.push(sourceName !== undefined ? `${k} now read` : `source ${k} added`);
     else lines.push(`${k} changed from ${a} to ${b}`);
   }
   return lines;
