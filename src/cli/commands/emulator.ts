@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadSeedFile, startEmulator } from '../../emulator/index.js';
+import { OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 
 function port(value: string): number {
@@ -39,14 +40,23 @@ export function registerEmulatorCommand(program: Command, ctx: CliContext, setRe
 
 async function runEmulator(flags: EmulatorFlags, ctx: CliContext): Promise<CommandResult> {
   const seed = loadSeedFile(flags.seed);
-  const running = await startEmulator({
-    seed,
-    host: flags.host,
-    port: flags.port,
-    ...(flags.db ? { dbPath: flags.db } : {}),
-    ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
-    ...(flags.translatePort !== undefined ? { translatePort: flags.translatePort } : {}),
-  });
+  let running: Awaited<ReturnType<typeof startEmulator>>;
+  try {
+    running = await startEmulator({
+      seed,
+      host: flags.host,
+      port: flags.port,
+      ...(flags.db ? { dbPath: flags.db } : {}),
+      ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
+      ...(flags.translatePort !== undefined ? { translatePort: flags.translatePort } : {}),
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+      throw new OrgsyncError('USAGE', `cannot listen on ${flags.host} (--port ${flags.port}${flags.translatePort !== undefined ? `, --translate-port ${flags.translatePort}` : ''}): ${code}`);
+    }
+    throw err;
+  }
   ctx.stdout.write(`orgsync emulator listening on ${running.url}\n`);
   if (running.translateUrl) ctx.stdout.write(`orgsync translate emulator listening on ${running.translateUrl}\n`);
   if (!ctx.shutdownSignal.aborted) {

@@ -128,6 +128,15 @@ describe('orgsync emulator (CLI)', () => {
     expect(r.stderr).toBe(`orgsync: ${seed}: tenants[0].api_keys[1].key: an API key has the form ek_<prefix>_<secret>\n`);
   });
 
+  test('a port in use exits 2 with one line', async () => {
+    const first = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml']);
+    const port = new URL(first.url).port;
+    const r = spawnSync(process.execPath, [CLI, 'emulator', '--port', port, '--seed', 'config/seed.example.yaml'], { cwd: ROOT, encoding: 'utf8' });
+    await stop(first);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(`orgsync: cannot listen on 127.0.0.1 (--port ${port}): EADDRINUSE\n`);
+  });
+
   test('--help shows an example', () => {
     const r = spawnSync(process.execPath, [CLI, 'emulator', '--help'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(0);
