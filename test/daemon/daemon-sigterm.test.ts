@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
+import { main } from '../../src/cli/main.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { openStateDb } from '../../src/mirror/db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
@@ -15,7 +16,7 @@ describe.skipIf(!haveBuild())('orgsync daemon: SIGTERM during a run (subprocess)
   let emulator: TestEmulator | undefined;
   afterAll(async () => emulator?.close());
 
-  it('exits 0 within 25 s, records the run as interrupted, and the next run converges with nothing lost', async () => {
+  it('refuses a second process meanwhile; on SIGTERM exits 0 within 25 s, records the run as interrupted, and the next run converges with nothing lost', async () => {
     emulator = await startTestEmulator(demoSeed(), { adminToken: ADMIN });
     // Slow writes, so that the signal lands in the middle of the apply.
     const faults = await emulator.request('PUT', '/_emulator/faults', { token: ADMIN, body: { latency_ms: [80, 120], methods: ['POST', 'PATCH', 'DELETE'] } });
@@ -37,6 +38,11 @@ describe.skipIf(!haveBuild())('orgsync daemon: SIGTERM during a run (subprocess)
       const applied = [...text.matchAll(/^orgsync_operations_total\{[^}]*result="applied"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
       return applied >= 30 ? applied : undefined;
     });
+    // A second process on the same state DB is refused while the first one runs, naming it.
+    const second = captureContext();
+    expect(await main(['daemon', '--config', join(dir, 'orgsync.yaml')], second.ctx)).toBe(1);
+    expect(second.out.stderr).toContain(`is in use by another orgsync process (pid ${child.pid} on `);
+
     child.kill('SIGTERM');
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 25_000).unref());
     const code = await Promise.race([exited, deadline]);
