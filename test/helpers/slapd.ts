@@ -49,6 +49,8 @@ export interface SlapdOptions {
   tls?: boolean;
   /** slapd's size limit (default unlimited). */
   sizeLimit?: number;
+  /** false: load with `slapadd -s` (no schema check), for public files with incomplete entries. Default true. */
+  schemaCheck?: boolean;
 }
 
 /** A running slapd. */
@@ -163,7 +165,7 @@ export async function startSlapd(opts: SlapdOptions): Promise<Slapd> {
   for (let i = 0; i < opts.suffixes.length; i++) {
     const ldifFile = join(dir, `load${i}.ldif`);
     writeFileSync(ldifFile, prepareLdif(texts, [opts.suffixes[i]!]));
-    run(SLAPADD!, ['-q', '-f', confFile, '-b', opts.suffixes[i]!, '-l', ldifFile]);
+    run(SLAPADD!, ['-q', ...(opts.schemaCheck === false ? ['-s'] : []), '-f', confFile, '-b', opts.suffixes[i]!, '-l', ldifFile]);
   }
 
   const port = await freePort();

@@ -174,3 +174,37 @@ describe.skipIf(!run)('OpenLDAP 999-person directory (its9282) in a real slapd',
     expect(s.members.find((m) => m.source_id === 'Te-Wei_Menashian')).toMatchObject({ display_name: 'Te-Wei Menashian', email: 'te-wei_menashian@example.com', phone: '+18189366205', title: 'Senior Peons Sales Rep', status: 'active' });
   });
 });
+
+describe.skipIf(!run)('Apache Ranger AD-style directory (ADSchema.ldif) with the active-directory profile', () => {
+  const base = 'DC=ranger,DC=qe,DC=hortonworks,DC=com';
+  let slapd: Slapd;
+  beforeAll(async () => {
+    // The file's posixAccount entry lacks homeDirectory: loaded as-is, without schema checks.
+    slapd = await startSlapd({ suffixes: [base], ldif: [{ file: join(DATASETS, 'ldap/apache-ranger-ugsync/ADSchema.ldif') }], schemaCheck: false });
+  });
+  afterAll(async () => {
+    await slapd?.stop();
+  });
+
+  it('reads the OU tree and the people; without objectGUID or mail the ids and contacts are mapped from other attributes', async () => {
+    const s = await read([
+      {
+        name: 'ad',
+        type: 'ldap',
+        profile: 'active-directory',
+        url: slapd.url,
+        bind_dn: slapd.rootDn,
+        bind_password: slapd.rootPassword,
+        base_dn: base,
+        departments: { fields: { id: 'dn' } },
+        members: { filter: '(&(objectClass=person)(sAMAccountName=*))', fields: { id: 'sAMAccountName', email: 'userPrincipalName' } },
+      },
+    ]);
+    // Only 3 of the 112 people have a userPrincipalName; the platform needs an e-mail or a phone.
+    expect(summary(s)).toEqual({ departments: 7, positions: 0, members: 3, reasons: { 'members:no_contact': 109 } });
+    const hdp = s.members.find((m) => m.source_id === 'HdpUser1')!;
+    expect(hdp).toMatchObject({ display_name: 'HdpUser1', email: 'hdpuser1@ranger.qe.hortonworks.com', status: 'active' });
+    expect(hdp.department_source_id).toBe('ou=HadoopUsers,dc=ranger,dc=qe,dc=hortonworks,dc=com');
+    expect(s.departments.find((d) => d.name === 'HdpGroups')!.parent_source_id).toBe('ou=HadoopUsers,dc=ranger,dc=qe,dc=hortonworks,dc=com');
+  });
+});
