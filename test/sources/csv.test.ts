@@ -67,4 +67,22 @@ describe('CSV connector on good data (the issue-4 config)', () => {
     expect(state.provided.departments).toBe(true);
     expect(reasons(state)).toEqual([]);
   });
+
+  it('reads a file without a header, columns by number, with another quote character', async () => {
+    const state = await read([
+      { name: 'hr', type: 'csv', header: false, delimiter: ';', quote: "'", members: { file: 'good/no-header.csv', fields: { id: '1', display_name: '2', email: '3' } } },
+    ]);
+    expect(state.quarantine).toEqual([]);
+    expect(state.members.map((m) => [m.source_id, m.display_name, m.email, m.origin!.location])).toEqual([
+      ['E1', 'Ada; the Countess', 'ada@example.com', 'good/no-header.csv:1'],
+      ['E2', 'Alan', 'alan@example.com', 'good/no-header.csv:2'],
+    ]);
+  });
+
+  it('says how to map columns without a header', async () => {
+    await expect(read([{ name: 'hr', type: 'csv', header: false, members: { file: 'good/no-header.csv', fields: { id: 'id', display_name: '2' } } }])).rejects.toThrow(
+      'source "hr": members: good/no-header.csv: without a header, map columns by number ("1", "2", ...), not "id"',
+    );
+  });
 });
+
