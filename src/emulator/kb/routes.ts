@@ -93,16 +93,22 @@ async function readMultipart(req: FastifyRequest): Promise<{ bytes: Buffer; titl
   let partType: string | undefined;
   let fileName: string | undefined;
   const fields: Record<string, string> = {};
+  // The first problem is reported after the whole body has been read, so that the client is never cut off mid-upload.
+  let problem: ApiError | undefined;
   try {
     for await (const part of req.parts()) {
       if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw badRequest(`unknown property: ${part.fieldname}`);
-        if (bytes !== undefined) throw badRequest('file: only one file per upload');
-        bytes = await (part as MultipartFile).toBuffer();
-        partType = part.mimetype;
-        fileName = part.filename;
+        const content = await (part as MultipartFile).toBuffer();
+        if (part.fieldname !== 'file') problem ??= badRequest(`unknown property: ${part.fieldname}`);
+        else if (bytes !== undefined) problem ??= badRequest('file: only one file per upload');
+        else {
+          bytes = content;
+          partType = part.mimetype;
+          fileName = part.filename;
+        }
+      } else if (part.fieldname !== 'title' && part.fieldname !== 'mime_type') {
+        problem ??= badRequest(`unknown property: ${part.fieldname}`);
       } else {
-        if (part.fieldname !== 'title' && part.fieldname !== 'mime_type') throw badRequest(`unknown property: ${part.fieldname}`);
         fields[part.fieldname] = String(part.value);
       }
     }
@@ -112,6 +118,7 @@ async function readMultipart(req: FastifyRequest): Promise<{ bytes: Buffer; titl
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge();
     throw badRequest(`body: not a readable multipart/form-data body (${(err as Error).message})`);
   }
+  if (problem) throw problem;
   if (bytes === undefined) throw badRequest('file: required');
   const title = fields.title?.trim();
   if (fields.title !== undefined && title === '') throw badRequest('title: must not be empty');
@@ -201,7 +208,7 @@ export async function registerKbRoutes(app: FastifyInstance, ctx: EmulatorContex
   // Uploads live in their own plugin scope: their body parsers (multipart, raw bytes of any type) stay here.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    await scope.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1, fields: 10, parts: 12 } });
+    await scope.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 4, fields: 10, parts: 14 } });
     scope.addContentTypeParser('*', (_req, payload, done) => {
       // Read the whole body (up to a ceiling) so that an oversized upload gets a clean 400, not a reset connection.
       const kept: Buffer[] = [];

@@ -227,6 +227,19 @@ describe('documents', () => {
     const extra = await uploadMultipart(emu, KEYS.kbWrite, kbId, { bytes: 'x', name: 'a.txt', type: 'text/plain' }, { colour: 'blue' });
     expect(extra.status).toBe(400);
     expect(extra.body.message).toContain('colour');
+    const twoFiles = new FormData();
+    twoFiles.append('file', new Blob(['one'], { type: 'text/plain' }), 'one.txt');
+    twoFiles.append('file', new Blob(['two'], { type: 'text/plain' }), 'two.txt');
+    const two = await fetch(`${emu.url}${API}/knowledge-bases/${kbId}/documents`, { method: 'POST', headers: { authorization: `Bearer ${KEYS.kbWrite}` }, body: twoFiles });
+    expect(two.status).toBe(400);
+    expect(((await two.json()) as { message: string }).message).toBe('file: only one file per upload');
+    const misnamed = new FormData();
+    misnamed.append('document', new Blob(['x'], { type: 'text/plain' }), 'x.txt');
+    const wrong = await fetch(`${emu.url}${API}/knowledge-bases/${kbId}/documents`, { method: 'POST', headers: { authorization: `Bearer ${KEYS.kbWrite}` }, body: misnamed });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as { message: string }).message).toBe('unknown property: document');
+    const docs = await emu.request('GET', `${API}/knowledge-bases/${kbId}/documents`, { token: KEYS.kbRead });
+    expect(docs.body.data.items).toEqual([]);
   });
 
   it('uploads Form B (raw body) with title and mime_type as query parameters', async () => {
