@@ -181,3 +181,23 @@ describe('expired credentials', () => {
     }
   });
 });
+
+describe('rate limits', () => {
+  it('answers 429 rate_limited with Retry-After on these endpoints too (per API key)', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
+    const seed = { ...kbTestSeed(), limits: { per_api_key: 1, per_session_token: 0, per_tenant: 0, per_client_id: 0 } };
+    const limited = await startTestEmulator(seed, { clock });
+    try {
+      const first = await limited.request('GET', `${API}/knowledge-bases`, { token: KEYS.kbRead });
+      expect(first.status).toBe(200);
+      const second = await limited.request('POST', `${API}/memories/recall`, { token: KEYS.kbRead, body: {} });
+      expect(second.status).toBe(429);
+      expect(second.body).toMatchObject({ success: false, code: 4290, error: { code: 'rate_limited' } });
+      expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      await clock.advance(1000);
+      expect((await limited.request('GET', `${API}/knowledge-bases`, { token: KEYS.kbRead })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});
