@@ -331,9 +331,9 @@ export async function pushRunMetrics(metrics: OrgsyncMetrics, config: Pick<Confi
  * metrics when metrics.pushgateway_url is set.
  */
 export async function finishSyncRun(
-  parts: { metrics: OrgsyncMetrics; history: RunHistory; logger: Logger; config: Pick<Config, 'metrics' | 'sync'> },
+  parts: { metrics: OrgsyncMetrics; history: RunHistory; logger: Logger; config: Pick<Config, 'metrics' | 'sync'>; lastRunId?: string | undefined },
   summary: RunSummary,
-  runId: string = randomUUID(),
+  runId: string = parts.lastRunId ?? randomUUID(),
 ): Promise<void> {
   const started = Date.parse(summary.startedAt);
   const finished = started + summary.durationMs;

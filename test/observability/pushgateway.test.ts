@@ -50,6 +50,11 @@ describe('orgsync sync with metrics.pushgateway_url', () => {
     const [run] = new RunHistory(db).recent(1);
     db.close();
     expect(run).toMatchObject({ trigger: 'once', result: 'success', summary: { writes: 417 } });
+    // One run_id on every line of the run (logs on stderr: stdout carries the summary), the id the history records.
+    const lines = cap.out.stderr.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const runLines = lines.filter((l) => ['source read', 'plan computed', 'change applied'].includes(String(l.msg)));
+    expect(runLines.length).toBeGreaterThan(400);
+    expect(new Set(runLines.map((l) => l.run_id))).toEqual(new Set([run!.id]));
   });
 
   it('a Pushgateway that is down is a warning, not a failed run', async () => {

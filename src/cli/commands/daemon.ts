@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type Database from 'better-sqlite3';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
@@ -34,8 +35,10 @@ export interface RunEnvironment {
   lease: MirrorLease;
   client: PlatformClient;
   clock: Clock;
-  /** One runOnce with this environment's parts. */
+  /** One runOnce with this environment's parts. Without `run.logger` its lines carry a new run_id (see lastRunId). */
   run(options: RunOnceOptions, run: { logger?: Logger; signal?: AbortSignal }): Promise<RunSummary>;
+  /** The run_id of the last run started without its own logger (`orgsync sync` records the run under it). */
+  lastRunId: string | undefined;
   /** Releases the lease, closes the client and the state DB. */
   close(): Promise<void>;
 }
@@ -115,8 +118,13 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     lease,
     client,
     clock,
-    run: (opts, run) => {
-      const log = run.logger ?? logger;
+    lastRunId: undefined,
+    run(opts, run) {
+      let log = run.logger;
+      if (!log) {
+        this.lastRunId = randomUUID();
+        log = logger.child({ run_id: this.lastRunId });
+      }
       return runOnce(
         {
           config,
