@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadSeedFile, startEmulator } from '../../emulator/index.js';
+import { createLogger, wantsPretty } from '../../observability/logger.js';
 import { OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 
@@ -15,6 +16,13 @@ interface EmulatorFlags {
   db?: string;
   adminToken?: string;
   translatePort?: number;
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+function logLevel(value: string): string {
+  if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
+  return value;
 }
 
 /** `orgsync emulator`: runs the embedded platform emulator until SIGTERM/SIGINT. */
@@ -28,6 +36,7 @@ export function registerEmulatorCommand(program: Command, ctx: CliContext, setRe
     .option('--db <path>', 'SQLite file; data survives a restart (default: in memory)')
     .option('--admin-token <token>', 'enables the /_emulator admin routes (fault injection, request counts) for Bearer <token>')
     .option('--translate-port <n>', 'also start the document-translation API on this port', port)
+    .option('--log-level <level>', 'log lines (to stderr) at this level and above', logLevel, 'warn')
     .addHelpText(
       'after',
       '\nExample:\n  orgsync emulator --port 8080 --seed config/seed.example.yaml --admin-token secret\n' +
@@ -40,12 +49,16 @@ export function registerEmulatorCommand(program: Command, ctx: CliContext, setRe
 
 async function runEmulator(flags: EmulatorFlags, ctx: CliContext): Promise<CommandResult> {
   const seed = loadSeedFile(flags.seed);
+  // Logs go to stderr: stdout carries only the ready line(s). Seed keys and the admin token are redacted by value.
+  const secrets = [...seed.tenants.flatMap((t) => t.api_keys.map((k) => k.key)), ...(flags.adminToken ? [flags.adminToken] : [])];
+  const logger = createLogger({ level: flags.logLevel, destination: ctx.stderr, pretty: wantsPretty('auto', false), secrets });
   let running: Awaited<ReturnType<typeof startEmulator>>;
   try {
     running = await startEmulator({
       seed,
       host: flags.host,
       port: flags.port,
+      logger,
       ...(flags.db ? { dbPath: flags.db } : {}),
       ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
       ...(flags.translatePort !== undefined ? { translatePort: flags.translatePort } : {}),

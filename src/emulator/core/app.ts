@@ -165,7 +165,10 @@ export async function buildEmulator(opts: BuildEmulatorOptions): Promise<BuiltEm
   app.addHook('onSend', async (req, reply) => {
     void reply.header('x-request-id', String(req.id));
   });
-  app.addHook('onResponse', async (req, reply) => faults.count(req, reply));
+  app.addHook('onResponse', async (req, reply) => {
+    faults.count(req, reply);
+    logger.debug({ reqId: req.id, method: req.method, route: req.routeOptions.url ?? req.url.split('?')[0], status: reply.statusCode }, 'request');
+  });
   if (opts.adminToken) app.addHook('onRequest', (req, reply) => faults.inject(req, reply));
 
   for (const area of areaList) await area.routes(app, ctx);
