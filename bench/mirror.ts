@@ -34,7 +34,13 @@ const SIZE = {
   positions: Number(process.env.BENCH_POSITIONS ?? 500),
 };
 
-type ChildMessage = { url: string } | { filled: Record<string, unknown> } | 'clock-set';
+type ChildMessage = { url: string } | { filled: Record<string, unknown> } | { cpuSeconds: number } | 'clock-set';
+
+/** CPU seconds (user + system) this process has used. */
+const cpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 
 /** Runs `task(i)` for i in [0, count) with `width` in flight. */
 async function pool(width: number, count: number, task: (i: number) => Promise<void>): Promise<void> {
@@ -106,6 +112,8 @@ async function emulatorChild(): Promise<void> {
   process.on('message', (msg) => {
     if (msg === 'fill') {
       void fill(running.url).then((filled) => process.send!({ filled }));
+    } else if (msg === 'cpu') {
+      process.send!({ cpuSeconds: cpuSeconds() });
     } else if (msg === 'clock-now') {
       offsetMs = 0;
       process.send!('clock-set');
@@ -183,9 +191,14 @@ async function main(): Promise<void> {
     const rssBefore = process.memoryUsage.rss();
     rss.reset();
     const load = loadavg()[0]!;
+    const childCpu = () => ask(child, 'cpu', (m) => (typeof m === 'object' && 'cpuSeconds' in m ? m.cpuSeconds : undefined));
+    const emulatorCpu0 = await childCpu();
+    const cpu0 = cpuSeconds();
     const t0 = performance.now();
     const full = await refreshMirror({ client: timed, mirror, clock: systemClock, logger: silentLogger });
     const fullSeconds = (performance.now() - t0) / 1000;
+    const mirrorCpu = cpuSeconds() - cpu0;
+    const emulatorCpu = (await childCpu()) - emulatorCpu0;
     const records = full.entities.reduce((n, e) => n + e.records, 0);
     emit({
       phase: 'full_refresh',
@@ -197,6 +210,10 @@ async function main(): Promise<void> {
       records_per_second: Math.round(records / fullSeconds),
       target_records_per_second: 20_000,
       ok: records / fullSeconds >= 20_000,
+      // CPU time is robust to other load on the machine: the mirror process's own cost, and the emulator's.
+      mirror_cpu_seconds: round(mirrorCpu),
+      records_per_mirror_cpu_second: Math.round(records / mirrorCpu),
+      emulator_cpu_seconds: round(emulatorCpu),
       rss_mb_before: mb(rssBefore),
       peak_rss_mb: mb(rss.peak()),
       load_average_1m_at_start: round(load),
