@@ -8,6 +8,9 @@
  * 2. LDAP: 50,000 inetOrgPerson entries (same generator) in a private slapd, read by the LDAP connector, against
  *    `ldapsearch -E pr=500/noprompt` of the same entries and attributes to /dev/null. Target: <= 2x.
  *
+ * The phone field is validated by libphonenumber-js (13-20 µs a number, most of the connector's time), so the
+ * connector is also timed without the phone field, to show its own overhead over csv-parse.
+ *
  * Every measurement runs in a fresh child process (this file with --child), so timings exclude start-up and the peak
  * RSS (process.resourceUsage().maxRSS) is that measurement's alone. Each is taken twice; the faster counts.
  * Sizes: BENCH_MEMBERS (300000), BENCH_LDAP_ENTRIES (50000). Prints JSON lines on stdout.
@@ -61,7 +64,10 @@ async function child(mode: string, args: string[]): Promise<void> {
     result = { records: records - 1 };
   } else if (mode === 'csv-connector') {
     const dir = args[0]!;
-    const config = { sources: sourcesConfigSchema.parse([csvSourceConfig()]), meta: { file: join(dir, 'orgsync.yaml'), dir, secrets: [] } };
+    const source = csvSourceConfig() as { members: { fields: Record<string, unknown> } };
+    // --no-phone: the same read without the phone field, to show what libphonenumber-js costs.
+    if (args[1] === '--no-phone') delete source.members.fields.phone;
+    const config = { sources: sourcesConfigSchema.parse([source]), meta: { file: join(dir, 'orgsync.yaml'), dir, secrets: [] } };
     const state = await readDesiredState(config, { env: {}, logger: silentLogger });
     result = { departments: state.departments.length, positions: state.positions.length, members: state.members.length, quarantined: state.quarantine.length };
   } else if (mode === 'ldap-connector') {
@@ -135,8 +141,10 @@ async function main(): Promise<void> {
     runChild('csv-parse', [files.members]); // warm the page cache
     const bare = best('csv-parse', [files.members]);
     const conn = best('csv-connector', [dir]);
+    const noPhone = best('csv-connector', [dir, '--no-phone']);
     line({ bench: 'sources', step: 'csv-parse-alone', ...bare });
     line({ bench: 'sources', step: 'csv-connector', ...conn });
+    line({ bench: 'sources', step: 'csv-connector-without-phone-field', ...noPhone, ratio: Number((noPhone.ms / bare.ms).toFixed(2)) });
     line({
       bench: 'sources',
       step: 'csv-result',

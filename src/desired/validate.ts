@@ -103,23 +103,26 @@ export function validateMembers(
     pass.push(m);
   }
   // One platform account per e-mail or phone: live members sharing one cannot both be synced, and which is right is unknown.
-  const firstByKey = new Map<string, DesiredMember>();
+  // Keyed by the plain value (no prefixed key strings: 300,000 members make 600,000 keys).
+  const firstByEmail = new Map<string, DesiredMember>();
+  const firstByPhone = new Map<string, DesiredMember>();
   let shared: Map<string, DesiredMember[]> | undefined;
-  const note = (key: string, m: DesiredMember) => {
-    const first = firstByKey.get(key);
+  const note = (firsts: Map<string, DesiredMember>, kind: 'e' | 'p', value: string, m: DesiredMember) => {
+    const first = firsts.get(value);
     if (first === undefined) {
-      firstByKey.set(key, m);
+      firsts.set(value, m);
       return;
     }
     shared ??= new Map();
+    const key = `${kind}:${value}`;
     const list = shared.get(key);
     if (list) list.push(m);
     else shared.set(key, [first, m]);
   };
   for (const m of pass) {
     if (m.status === 'left') continue;
-    if (m.email) note(`e:${m.email}`, m);
-    if (m.phone) note(`p:${m.phone}`, m);
+    if (m.email) note(firstByEmail, 'e', m.email, m);
+    if (m.phone) note(firstByPhone, 'p', m.phone, m);
   }
   if (!shared) return pass;
   const dropped = new Set<DesiredMember>();
