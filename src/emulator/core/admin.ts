@@ -5,7 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ApiError, sendError } from './errors.js';
+import { ApiError, defaultErrorCode, sendError } from './errors.js';
 import { bearerToken, hashSecret } from './credentials.js';
 import { formatIssuePath } from './seed-file.js';
 import type { EmulatorContext } from './types.js';
@@ -82,7 +82,7 @@ export class FaultsAndCounts {
     }
     if (Math.random() < config.probability) {
       const status = config.statuses[Math.floor(Math.random() * config.statuses.length)] ?? 500;
-      const code = status === 429 ? 'rate_limited' : status === 503 ? 'service_unavailable' : status >= 500 ? 'internal_error' : 'invalid_argument';
+      const code = defaultErrorCode(status);
       const headers: Record<string, string> = status === 429 ? { 'retry-after': '1' } : {};
       const shape = path.startsWith('/api/external/v1/org/') ? 'org' : 'envelope';
       req.errorShape = req.errorShape ?? shape;
