@@ -9,7 +9,7 @@ import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { captureContext, DEMO_KEY, demoSeed, demoWorkspace, getJson, until, type StatusRun } from './support.js';
 
-describe('orgsync daemon end to end against the emulator (in-process, injected schedule)', () => {
+describe('orgsync daemon end to end against the emulator (in-process, injected schedule)', { timeout: 180_000 }, () => {
   let emulator: TestEmulator;
   let dir: string;
   let url = '';
@@ -23,7 +23,7 @@ describe('orgsync daemon end to end against the emulator (in-process, injected s
     const config = loadConfig(join(dir, 'orgsync.yaml'), {});
     exit = daemonMain(config, cap.ctx, config.metrics.listen, { scheduler, onListening: (u) => (url = u) });
     await until('the listener', () => (url ? true : undefined));
-  });
+  }, 180_000);
   afterAll(async () => {
     cap.shutdown.abort(new Error('test over'));
     await exit;

@@ -82,5 +82,5 @@ describe.skipIf(!haveBuild())('orgsync daemon: SIGTERM during a run (subprocess)
     expect(noop!.summary).toMatchObject({ result: 'in_sync', writes: 0 });
     cap.shutdown.abort();
     expect(await exit).toBe(0);
-  }, 120_000);
+  }, 240_000);
 });

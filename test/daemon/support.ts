@@ -86,7 +86,7 @@ export function captureContext(env: Record<string, string | undefined> = {}) {
 }
 
 /** Polls `check` until it returns a value (bounded attempts, short pauses); throws naming `what` otherwise. */
-export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, attempts = 600): Promise<T> {
+export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, attempts = 2400): Promise<T> {
   let last: unknown;
   for (let i = 0; i < attempts; i += 1) {
     try {

@@ -13,7 +13,7 @@ import { captureContext, DEMO_KEY, demoDir, demoSeed, demoWorkspace, getJson, un
 const HRIS_TOKEN = 'hris-Tk9f2LmQ-secret';
 const CUSTOM_HEADER_SECRET = 'custom-hdr-secret-77aa';
 
-describe('a whole sync never prints a secret', () => {
+describe('a whole sync never prints a secret', { timeout: 180_000 }, () => {
   let emulator: TestEmulator | undefined;
   let hris: Server | undefined;
   afterAll(async () => {

@@ -11,7 +11,7 @@ import { promtool, requireTool } from './tools.js';
 const prometheusBin = requireTool('prometheus');
 const promtoolBin = requireTool('promtool');
 
-describe.skipIf(!prometheusBin || !promtoolBin)('a real Prometheus scraping a running daemon synced against the emulator', () => {
+describe.skipIf(!prometheusBin || !promtoolBin)('a real Prometheus scraping a running daemon synced against the emulator', { timeout: 180_000 }, () => {
   let emulator: TestEmulator;
   let prometheus: TestPrometheus | undefined;
   let url = '';
@@ -25,7 +25,7 @@ describe.skipIf(!prometheusBin || !promtoolBin)('a real Prometheus scraping a ru
     exit = daemonMain(config, cap.ctx, '127.0.0.1:0', { scheduler: new ManualScheduler(), onListening: (u) => (url = u) });
     await until('the daemon listener', () => (url ? true : undefined));
     prometheus = await startPrometheus(prometheusBin!, new URL(url).host);
-  });
+  }, 180_000);
   afterAll(async () => {
     await prometheus?.stop();
     cap.shutdown.abort();

@@ -44,7 +44,7 @@ export async function startPrometheus(bin: string, target: string): Promise<Test
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
-  const waitFor = async <T>(what: string, check: () => Promise<T | undefined>, attempts = 150): Promise<T> => {
+  const waitFor = async <T>(what: string, check: () => Promise<T | undefined>, attempts = 600): Promise<T> => {
     let last: unknown;
     for (let i = 0; i < attempts; i += 1) {
       try {

@@ -9,7 +9,7 @@ import { RunHistory } from '../../src/mirror/runs.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { captureContext, demoSeed, demoWorkspace } from '../daemon/support.js';
 
-describe('orgsync sync with metrics.pushgateway_url', () => {
+describe('orgsync sync with metrics.pushgateway_url', { timeout: 180_000 }, () => {
   let emulator: TestEmulator | undefined;
   let gateway: Server | undefined;
   afterAll(async () => {
