@@ -11,6 +11,9 @@ import { registerPlanCommand } from './commands/plan.js';
 import { registerSyncCommand } from './commands/sync.js';
 import { registerSourcesCommand } from './commands/sources.js';
 import { registerApplyCommand } from './commands/apply.js';
+import { registerExplainCommand } from './commands/explain.js';
+import { registerAdoptCommand } from './commands/adopt.js';
+import { registerReleaseCommand } from './commands/release.js';
 
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
 type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void) => void;
@@ -25,6 +28,9 @@ const registrars: Registrar[] = [
   registerSyncCommand,
   registerSourcesCommand,
   registerApplyCommand,
+  registerExplainCommand,
+  registerAdoptCommand,
+  registerReleaseCommand,
 ];
 
 /** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */

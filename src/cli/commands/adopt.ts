@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import { applyOwnershipActions, planAdoption, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan, type AdoptMatch } from '../../daemon/ownership-commands.js';
+import type { EntityKind } from '../../domain/index.js';
+import { TrustStateStore } from '../../mirror/trust-state.js';
+import { readDesiredState } from '../../sources/index.js';
+import { EXIT } from '../../shared/errors.js';
+import type { CliContext, CommandResult } from '../context.js';
+import { openRunEnvironment, type RunEnvironment } from './daemon.js';
+
+/** The parts of the ownership commands, from a run environment. */
+export function ownershipDeps(env: RunEnvironment, ctx: CliContext) {
+  return {
+    config: env.config,
+    client: env.client,
+    mirror: env.mirror,
+    ownership: env.ownership,
+    trust: new TrustStateStore(env.db, env.config.sync.id),
+    logger: env.logger,
+    clock: env.clock,
+    signal: ctx.shutdownSignal,
+  };
+}
+
+/**
+ * `orgsync adopt --config F --match email|phone|third-id [--entity members|departments|positions] [--dry-run]`:
+ * takes over the unowned platform records that match a record of the sources; prints them first.
+ */
+export function registerAdoptCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  program
+    .command('adopt')
+    .description('Take over unowned platform records that match a source record (printed first; --dry-run stops there).')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .addOption(new Option('--match <key>', 'what must match: email or phone (members), third-id (any entity)').choices(['email', 'phone', 'third-id']).makeOptionMandatory())
+    .addOption(new Option('--entity <entity>', 'which records').choices(['members', 'departments', 'positions']).default('members'))
+    .option('--dry-run', 'print what would be adopted, change nothing')
+    .addHelpText(
+      'after',
+      `
+Members are recorded as owned in the state DB; departments and positions get metadata.managed_by = sync.id.
+Every adoption is logged. The next sync then patches what differs from the sources.
+Exit codes: 0 done (or nothing to adopt), 1 failed, 2 config or usage error.
+
+Examples:
+  $ orgsync adopt --config orgsync.yaml --match email --dry-run
+  $ orgsync adopt --config orgsync.yaml --match third-id --entity departments`,
+    )
+    .action((opts: { config: string; match: AdoptMatch; entity: EntityKind; dryRun?: boolean }) => {
+      setResult(
+        (async () => {
+          const config = loadConfig(opts.config, ctx.env);
+          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false });
+          try {
+            const deps = ownershipDeps(env, ctx);
+            await refreshForOwnership(deps);
+            const desired = await readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, signal: ctx.shutdownSignal });
+            const actions = planAdoption(deps, desired, opts.match, opts.entity);
+            ctx.stdout.write(renderOwnershipPlan('adopt', actions));
+            if (opts.dryRun !== true) await applyOwnershipActions(deps, actions);
+            ctx.stdout.write(renderOwnershipDone('adopt', actions.length, opts.dryRun === true));
+            return EXIT.OK;
+          } finally {
+            await env.close();
+          }
+        })(),
+      );
+    });
+}

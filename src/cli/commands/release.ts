@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import { applyOwnershipActions, planRelease, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan } from '../../daemon/ownership-commands.js';
+import type { EntityKind } from '../../domain/index.js';
+import { EXIT, OrgsyncError } from '../../shared/errors.js';
+import type { CliContext, CommandResult } from '../context.js';
+import { ownershipDeps } from './adopt.js';
+import { openRunEnvironment } from './daemon.js';
+
+/**
+ * `orgsync release --config F <selector>`: gives owned records up (orgsync stops managing them); nothing on the
+ * platform is deleted. Prints what it would change first.
+ */
+export function registerReleaseCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  program
+    .command('release')
+    .description('Give owned records up: orgsync stops managing them, nothing on the platform is deleted (printed first; --dry-run stops there).')
+    .argument('<selector>', 'a third id, a platform id (department/position id, member account_id) or a member\'s e-mail')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .addOption(new Option('--entity <entity>', 'only this entity (default: any)').choices(['members', 'departments', 'positions']))
+    .option('--dry-run', 'print what would be released, change nothing')
+    .addHelpText(
+      'after',
+      `
+Members: the ownership record in the state DB is deleted. Departments and positions: metadata.managed_by is removed.
+Later syncs leave released records alone (a record still in the sources is reported as not owned).
+Exit codes: 0 done, 1 no owned record matches the selector (or failed), 2 config or usage error.
+
+Examples:
+  $ orgsync release --config orgsync.yaml E1042 --dry-run
+  $ orgsync release --config orgsync.yaml ann.lee@example.com`,
+    )
+    .action((selector: string, opts: { config: string; entity?: EntityKind; dryRun?: boolean }) => {
+      setResult(
+        (async () => {
+          const config = loadConfig(opts.config, ctx.env);
+          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false });
+          try {
+            const deps = ownershipDeps(env, ctx);
+            await refreshForOwnership(deps);
+            const actions = planRelease(deps, selector, opts.entity);
+            if (actions.length === 0) throw new OrgsyncError('NOT_FOUND', `no record owned by sync ${config.sync.id} matches "${selector}"`);
+            ctx.stdout.write(renderOwnershipPlan('release', actions));
+            if (opts.dryRun !== true) await applyOwnershipActions(deps, actions);
+            ctx.stdout.write(renderOwnershipDone('release', actions.length, opts.dryRun === true));
+            return EXIT.OK;
+          } finally {
+            await env.close();
+          }
+        })(),
+      );
+    });
+}

@@ -1,0 +1,201 @@
+/**
+ * `orgsync explain` (issue 10): for one record, named by third id, platform id or e-mail, where it comes from (source,
+ * location, each mapped field with the source it came from), what the mirror holds, whether this sync owns it and
+ * since when, and what the next plan would do to it and why.
+ */
+import type { Change, DesiredDepartment, DesiredMember, DesiredPosition, DesiredState, EntityKind, Plan, PlatformDepartment, PlatformMember, PlatformPosition, QuarantineEntry, RecordOrigin } from '../domain/index.js';
+import { ENTITY_KINDS } from '../domain/index.js';
+import type { Mirror } from '../mirror/mirror.js';
+import type { OwnershipStore } from '../mirror/ownership.js';
+import type { TrustStateStore } from '../mirror/trust-state.js';
+import { departmentOwnership, normEmail, positionOwnership } from '../planner/index.js';
+
+type DesiredRecord = DesiredDepartment | DesiredPosition | DesiredMember;
+type PlatformRecord = PlatformDepartment | PlatformPosition | PlatformMember;
+
+/** Everything explain looks at: the state of one plan-mode run. */
+export interface ExplainState {
+  syncId: string;
+  desired: DesiredState;
+  plan: Plan;
+  mirror: Mirror;
+  ownership: OwnershipStore;
+  trust: TrustStateStore;
+}
+
+/** What explain found about one record. */
+export interface RecordExplanation {
+  entity: EntityKind;
+  thirdId: string;
+  platformId?: string;
+  source?: { name: string; location: string; fields: { field: string; value: string; from: string }[] };
+  quarantine: QuarantineEntry[];
+  mirror?: PlatformRecord;
+  ownership: { owned: boolean; kind: string; since?: string; detail: string };
+  /** What the next plan does to it. */
+  next: { changes: Change[]; withheld: { change: Change; why: string; dueAt?: string }[]; warnings: string[]; refusal?: string };
+}
+
+const platformIdOf = (entity: EntityKind, r: PlatformRecord): string => (entity === 'members' ? (r as PlatformMember).account_id : (r as PlatformDepartment).id);
+const thirdIdOf = (entity: EntityKind, r: PlatformRecord): string =>
+  entity === 'members' ? (r as PlatformMember).third_user_id : entity === 'departments' ? (r as PlatformDepartment).third_department_id : (r as PlatformPosition).third_position_id;
+const isLive = (r: PlatformRecord): boolean => r.status !== 'deleted' && r.status !== 'left';
+
+/** Finds every record `key` names (third id, platform id or e-mail), in sources, quarantine, mirror and ownership. */
+export function explainRecords(state: ExplainState, key: string): RecordExplanation[] {
+  const k = key.trim();
+  const email = normEmail(k);
+  const owned = state.ownership.ownedMembers();
+  const accountToThird = new Map([...owned].map(([third, account]) => [account, third]));
+  const snap = state.mirror.snapshot();
+  const found = new Map<string, { entity: EntityKind; thirdId: string; platformId?: string }>();
+  const add = (entity: EntityKind, thirdId: string, platformId?: string): void => {
+    const id = `${entity}:${thirdId || `#${platformId}`}`;
+    const prev = found.get(id);
+    if (!prev || (!prev.platformId && platformId)) found.set(id, { entity, thirdId, ...(platformId ? { platformId } : {}) });
+  };
+  for (const entity of ENTITY_KINDS) {
+    for (const d of state.desired[entity] as DesiredRecord[]) {
+      if (d.source_id === k || (entity === 'members' && (d as DesiredMember).email !== undefined && normEmail((d as DesiredMember).email) === email)) add(entity, d.source_id);
+    }
+    for (const q of state.desired.quarantine) if (q.entity === entity && q.source_id === k) add(entity, k);
+    const records = snap[entity] as { byId: ReadonlyMap<string, PlatformRecord>; byThirdId: ReadonlyMap<string, PlatformRecord> };
+    // Live records first, so a tombstone sharing a third id does not stand for the record.
+    for (const r of [...records.byId.values()].sort((a, b) => Number(isLive(b)) - Number(isLive(a)))) {
+      const pid = platformIdOf(entity, r);
+      const third = (entity === 'members' ? accountToThird.get(pid) : undefined) ?? thirdIdOf(entity, r);
+      const hit = pid === k || (third !== '' && third === k) || (entity === 'members' && (r as PlatformMember).email !== '' && normEmail((r as PlatformMember).email) === email);
+      if (hit) add(entity, third, pid);
+    }
+    if (entity === 'members' && owned.has(k)) add('members', k, owned.get(k));
+  }
+  // A record found by its third id in the sources and by its platform id in the mirror is one record.
+  for (const [id, f] of found) {
+    if (f.thirdId === '' && f.platformId) continue;
+    if (!f.platformId) {
+      const withPid = [...found.values()].find((o) => o !== f && o.entity === f.entity && o.thirdId === f.thirdId && o.platformId);
+      if (withPid) found.delete(id);
+    }
+  }
+  return [...found.values()].map((f) => explainOne(state, f.entity, f.thirdId, f.platformId, snap, owned));
+}
+
+function explainOne(
+  state: ExplainState,
+  entity: EntityKind,
+  thirdId: string,
+  platformIdHint: string | undefined,
+  snap: ReturnType<Mirror['snapshot']>,
+  owned: ReadonlyMap<string, string>,
+): RecordExplanation {
+  const records = snap[entity] as { byId: ReadonlyMap<string, PlatformRecord>; byThirdId: ReadonlyMap<string, PlatformRecord> };
+  const desired = thirdId ? (state.desired[entity] as DesiredRecord[]).find((d) => d.source_id === thirdId) : undefined;
+  const ownedAccount = entity === 'members' && thirdId ? owned.get(thirdId) : undefined;
+  const mirror =
+    (platformIdHint ? records.byId.get(platformIdHint) : undefined) ?? (ownedAccount ? records.byId.get(ownedAccount) : undefined) ?? (thirdId ? records.byThirdId.get(thirdId) : undefined);
+  const platformId = mirror ? platformIdOf(entity, mirror) : platformIdHint;
+  const out: RecordExplanation = {
+    entity,
+    thirdId,
+    ...(platformId ? { platformId } : {}),
+    quarantine: state.desired.quarantine.filter((q) => q.entity === entity && thirdId !== '' && q.source_id === thirdId),
+    ...(mirror ? { mirror } : {}),
+    ownership: ownershipOf(state, entity, thirdId, mirror, ownedAccount),
+    next: { changes: [], withheld: [], warnings: [] },
+  };
+  if (desired) out.source = sourceOf(entity, desired);
+  const mine = (c: Change): boolean => c.entity === entity && ((thirdId !== '' && c.thirdId === thirdId) || (platformId !== undefined && c.platformId === platformId));
+  out.next.changes = state.plan.changes.filter(mine);
+  out.next.withheld = state.plan.withheld.filter((w) => mine(w.change)).map((w) => ({ change: w.change, why: w.why, ...(w.dueAt ? { dueAt: w.dueAt } : {}) }));
+  out.next.warnings = state.plan.warnings.filter((w) => w.entity === entity && ((thirdId !== '' && w.thirdId === thirdId) || (platformId !== undefined && w.platformId === platformId))).map((w) => `${w.code}: ${w.message}`);
+  if (state.plan.refusal) out.next.refusal = `${state.plan.refusal.guard}: ${state.plan.refusal.message}`;
+  return out;
+}
+
+const FIELDS: Record<EntityKind, string[]> = {
+  departments: ['source_id', 'name', 'parent_source_id', 'sort_order'],
+  positions: ['source_id', 'name', 'description', 'sort_order'],
+  members: ['source_id', 'display_name', 'email', 'phone', 'title', 'department_source_id', 'status'],
+};
+
+function sourceOf(entity: EntityKind, d: DesiredRecord): NonNullable<RecordExplanation['source']> {
+  const origin: RecordOrigin = d.origin ?? { source: '(unknown)', location: '' };
+  const fields: { field: string; value: string; from: string }[] = [];
+  for (const f of FIELDS[entity]) {
+    const v = (d as unknown as Record<string, unknown>)[f];
+    if (v === undefined || v === '') continue;
+    fields.push({ field: f, value: String(v), from: origin.fieldSources?.[f] ?? origin.source });
+  }
+  return { name: origin.source, location: origin.location, fields };
+}
+
+function ownershipOf(state: ExplainState, entity: EntityKind, thirdId: string, mirror: PlatformRecord | undefined, ownedAccount: string | undefined): RecordExplanation['ownership'] {
+  const adoption = state.ownership
+    .adoptions()
+    .filter((a) => a.entity === entity && ((thirdId !== '' && a.thirdId === thirdId) || (mirror !== undefined && a.platformId === platformIdOf(entity, mirror))))
+    .at(-1);
+  if (entity === 'members') {
+    const facts = thirdId ? state.trust.memberOwnership(thirdId) : undefined;
+    if (facts && ownedAccount) {
+      return { owned: true, kind: 'owned', since: facts.ownedSince, detail: `owned by ${state.syncId} since ${facts.ownedSince} (${facts.origin === 'adopted' ? `adopted${adoption ? `, matched by ${adoption.matchedBy}` : ''}` : 'created by this sync'})` };
+    }
+    if (!mirror) return { owned: false, kind: 'absent', detail: 'not on the platform' };
+    return { owned: false, kind: 'unmanaged', detail: `not owned by ${state.syncId}: never patched or removed (take it over with \`orgsync adopt\` or sync.adopt.members)` };
+  }
+  if (!mirror) return { owned: false, kind: 'absent', detail: 'not on the platform' };
+  const kind = entity === 'departments' ? departmentOwnership(mirror as PlatformDepartment, state.syncId) : positionOwnership(mirror as PlatformPosition, state.syncId);
+  if (kind === 'owned') {
+    return adoption
+      ? { owned: true, kind, since: adoption.at, detail: `owned by ${state.syncId} (metadata.managed_by) since ${adoption.at} (adopted, matched by ${adoption.matchedBy})` }
+      : { owned: true, kind, detail: `owned by ${state.syncId} (metadata.managed_by), created by this sync (the platform does not date it; last changed ${mirror.updated_at})` };
+  }
+  if (kind === 'system') return { owned: false, kind, detail: 'a system record (the tenant root or a system position): never touched' };
+  if (kind === 'other_sync') return { owned: false, kind, detail: `managed by another sync (metadata.managed_by = ${String((mirror as PlatformDepartment).metadata.managed_by)}): never touched` };
+  return { owned: false, kind, detail: `not owned by ${state.syncId} (no metadata.managed_by): never patched or removed (take it over with \`orgsync adopt\`)` };
+}
+
+const q = (v: unknown): string => JSON.stringify(v);
+
+function mirrorLine(entity: EntityKind, r: PlatformRecord): string {
+  if (entity === 'members') {
+    const m = r as PlatformMember;
+    return `account_id ${m.account_id}, status ${m.status}, display_name ${q(m.display_name)}, email ${q(m.email)}, phone ${q(m.phone)}, title ${q(m.title)}, third_user_id ${q(m.third_user_id)}, department_id ${q(m.department_id)}, updated_at ${m.updated_at}`;
+  }
+  if (entity === 'departments') {
+    const d = r as PlatformDepartment;
+    return `id ${d.id}, status ${d.status}, path ${q(d.path)}, parent_id ${q(d.parent_id)}, third_department_id ${q(d.third_department_id)}, members ${d.member_count}, updated_at ${d.updated_at}`;
+  }
+  const p = r as PlatformPosition;
+  return `id ${p.id}, status ${p.status}, name ${q(p.name)}, third_position_id ${q(p.third_position_id)}, updated_at ${p.updated_at}`;
+}
+
+/** The text report of explain (stdout). */
+export function renderExplanations(list: readonly RecordExplanation[]): string {
+  const lines: string[] = [];
+  for (const e of list) {
+    lines.push(`${e.entity} ${e.thirdId || '(no third id)'}${e.platformId ? ` (platform id ${e.platformId})` : ''}`);
+    if (e.source) {
+      lines.push(`  source:     ${e.source.name}${e.source.location ? ` at ${e.source.location}` : ''}`);
+      const w = Math.max(...e.source.fields.map((f) => f.field.length));
+      for (const f of e.source.fields) lines.push(`    ${f.field.padEnd(w)}  ${q(f.value)}  from ${f.from}`);
+    } else if (e.quarantine.length === 0) lines.push('  source:     not in the sources');
+    for (const qe of e.quarantine) lines.push(`  quarantined: ${qe.source} at ${qe.location}: ${qe.reason}: ${qe.message}`);
+    lines.push(`  mirror:     ${e.mirror ? mirrorLine(e.entity, e.mirror) : 'no record on the platform'}`);
+    lines.push(`  ownership:  ${e.ownership.detail}`);
+    const next: string[] = [];
+    for (const c of e.next.changes) next.push(`${c.op}: ${c.description} (why: ${c.reason})`);
+    for (const w of e.next.withheld) next.push(`withheld ${w.change.op}: ${w.change.description} (why: ${w.why}${w.dueAt ? `; due ${w.dueAt}` : ''})`);
+    for (const w of e.next.warnings) next.push(`no write: ${w}`);
+    if (next.length === 0) {
+      if (e.quarantine.length > 0) next.push('nothing: the record is quarantined, so the plan neither writes nor removes it');
+      else if (e.source && e.ownership.owned) next.push('nothing: the platform already matches the sources');
+      else if (!e.ownership.owned && e.mirror) next.push(`nothing: not owned by this sync, so it is left alone`);
+      else next.push('nothing');
+    }
+    lines.push(`  next plan:  ${next[0]}`);
+    for (const n of next.slice(1)) lines.push(`              ${n}`);
+    if (e.next.refusal && (e.next.changes.length > 0 || e.next.withheld.length > 0)) lines.push(`              (the plan as a whole is refused by ${e.next.refusal})`);
+    lines.push('');
+  }
+  return `${lines.join('\n')}`;
+}
