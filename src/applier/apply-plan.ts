@@ -26,6 +26,7 @@ import type { Clock } from '../shared/clock.js';
 import { oneLine } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { runTasks } from './executor.js';
+import { WriteBatcher } from './write-batcher.js';
 
 /** How one change ended. */
 export type ChangeStatus =
@@ -113,9 +114,22 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     );
     return refreshing;
   };
-  const ctx: StepContext = { deps, created, refresh: refreshSerial, now: () => new Date(deps.clock.now()).toISOString() };
+  // State-DB writes are group-committed (see write-batcher.ts); `durable` waits for the commit, `record` does not.
+  const batcher = new WriteBatcher((fn) => deps.ownership.inTransaction(fn));
+  const ctx: StepContext = {
+    deps,
+    created,
+    refresh: refreshSerial,
+    now: () => new Date(deps.clock.now()).toISOString(),
+    durable: (fn) => batcher.write(fn),
+    record: (fn) => {
+      batcher.write(fn, { lazy: true }).catch((err: unknown) => log.error({ error: oneLine(err) }, 'could not record a write in the state DB'));
+    },
+    flush: () => batcher.flush(),
+  };
   // THE dry-run seam.
-  const step = options.dryRun ? dryRunStep : realStep;
+  const executor = options.dryRun ? dryRunExecutor : realExecutor;
+  await executor.before(changes, ctx);
 
   const finish = (r: ChangeResult): void => {
     results.set(r.change.id, r);
@@ -135,7 +149,7 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     run: async (c) => {
       let r: ChangeResult;
       try {
-        r = await step(c, ctx);
+        r = await executor.step(c, ctx);
       } catch (err) {
         r = { change: c, status: 'failed', message: oneLine(err) };
       }
@@ -154,6 +168,8 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     byStatus[r.status] += 1;
     if (r.status === 'applied' || r.status === 'adopted') applied[c.entity][c.op] += 1;
   }
+  await executor.after(ordered, ctx);
+  await batcher.flush();
   return { results: ordered, applied, byStatus, stopped: options.signal?.aborted === true && byStatus.not_started > 0 };
 }
 
@@ -163,9 +179,24 @@ interface StepContext {
   created: Map<string, string>;
   refresh(entities: readonly EntityKind[]): Promise<void>;
   now(): string;
+  /** Queues a state-DB write and waits until it is committed. */
+  durable(fn: () => void): Promise<void>;
+  /** Queues a state-DB write (committed with the next group). */
+  record(fn: () => void): void;
+  /** Commits every queued write. */
+  flush(): Promise<void>;
 }
 
 type Step = (c: Change, ctx: StepContext) => Promise<ChangeResult>;
+
+/** How changes are executed: the real way or the dry way (the one seam). */
+interface Executor {
+  /** Before the first change. */
+  before(changes: readonly Change[], ctx: StepContext): Promise<void>;
+  step: Step;
+  /** After the last change. */
+  after(results: readonly ChangeResult[], ctx: StepContext): Promise<void>;
+}
 
 /** Resolves PlanRefs in a request body to the platform ids created earlier in the run. */
 function resolveBody(body: Record<string, PlanValue> | undefined, created: ReadonlyMap<string, string>): Record<string, unknown> {
@@ -200,6 +231,38 @@ const dryRunStep: Step = async (c, ctx) => {
   return { change: c, status: 'applied', platformId: id };
 };
 
+/**
+ * Member creates are noted as pending in ONE transaction before any is sent, so that a crash between a POST's
+ * answer and its ownership record is recognised next run (the record carries this third id and was pending).
+ * After the apply, the notes of creates that were certainly not sent (skipped, not started) or answered
+ * (conflict) are dropped; a failed one stays, since a create whose answer was lost may have happened.
+ */
+const realExecutor: Executor = {
+  async before(changes, ctx) {
+    const creates = changes.filter((c) => c.entity === 'members' && c.op === 'create');
+    if (creates.length === 0) return;
+    const at = ctx.now();
+    await ctx.durable(() => {
+      for (const c of creates) ctx.deps.ownership.beginCreate('members', c.thirdId, at);
+    });
+  },
+  step: (c, ctx) => realStep(c, ctx),
+  async after(results, ctx) {
+    const settled = results.filter((r) => r.change.entity === 'members' && r.change.op === 'create' && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict'));
+    if (settled.length === 0) return;
+    ctx.record(() => {
+      for (const r of settled) ctx.deps.ownership.endCreate('members', r.change.thirdId);
+    });
+  },
+};
+
+/** The dry way: nothing is noted, nothing is written. */
+const dryRunExecutor: Executor = {
+  before: async () => undefined,
+  step: (c, ctx) => dryRunStep(c, ctx),
+  after: async () => undefined,
+};
+
 /** The real step: one change against the platform, recorded in the mirror and the ownership store. */
 const realStep: Step = async (c, ctx) => {
   const { deps, created } = ctx;
@@ -209,29 +272,32 @@ const realStep: Step = async (c, ctx) => {
     if (c.op === 'create') {
       if (c.entity === 'departments') {
         const rec = await client.createDepartment(body as never);
-        mirror.recordOutcome({ entity: 'departments', record: rec });
+        ctx.record(() => mirror.recordOutcome({ entity: 'departments', record: rec }));
         created.set(c.id, rec.id);
         return { change: c, status: 'applied', platformId: rec.id };
       }
       if (c.entity === 'positions') {
         const rec = await client.createPosition(body as never);
-        mirror.recordOutcome({ entity: 'positions', record: rec });
+        ctx.record(() => mirror.recordOutcome({ entity: 'positions', record: rec }));
         created.set(c.id, rec.id);
         return { change: c, status: 'applied', platformId: rec.id };
       }
-      // Noted before the POST: a crash between the answer and the ownership record is recognised next run.
-      ownership.beginCreate('members', c.thirdId, ctx.now());
       const rec = await client.createMember(body as never);
-      mirror.recordOutcome({ entity: 'members', record: rec });
-      ownership.recordOwnedMember(c.thirdId, rec.account_id, 'created', ctx.now());
+      ctx.record(() => {
+        mirror.recordOutcome({ entity: 'members', record: rec });
+        ownership.recordOwnedMember(c.thirdId, rec.account_id, 'created', ctx.now());
+      });
       created.set(c.id, rec.account_id);
       return { change: c, status: 'applied', platformId: rec.account_id };
     }
     if (!c.request) {
       // An adoption that changes no field: only the ownership record.
-      if (c.entity === 'members' && c.platformId) {
-        ownership.recordOwnedMember(c.thirdId, c.platformId, 'adopted', ctx.now());
-        ownership.logAdoption({ at: ctx.now(), entity: 'members', thirdId: c.thirdId, platformId: c.platformId, matchedBy: c.adoptedBy ?? 'config', detail: c.reason });
+      const account = c.platformId;
+      if (c.entity === 'members' && account) {
+        ctx.record(() => {
+          ownership.recordOwnedMember(c.thirdId, account, 'adopted', ctx.now());
+          ownership.logAdoption({ at: ctx.now(), entity: 'members', thirdId: c.thirdId, platformId: account, matchedBy: c.adoptedBy ?? 'config', detail: c.reason });
+        });
       }
       created.set(c.id, c.platformId ?? '');
       return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', ...(c.platformId ? { platformId: c.platformId } : {}) };
@@ -246,24 +312,26 @@ const realStep: Step = async (c, ctx) => {
         // Already gone: the goal of the delete holds.
         if (!isPlatformError(err, 'not_found')) throw err;
       }
-      mirror.recordOutcome({ entity: c.entity, removedId: id });
+      ctx.record(() => mirror.recordOutcome({ entity: c.entity, removedId: id }));
       return { change: c, status: 'applied', platformId: id };
     }
-    let rec: PlatformDepartment | PlatformMember | PlatformPosition;
     if (c.entity === 'departments') {
-      rec = await client.patchDepartment(id, body);
-      mirror.recordOutcome({ entity: 'departments', record: rec });
+      const rec = await client.patchDepartment(id, body);
+      ctx.record(() => mirror.recordOutcome({ entity: 'departments', record: rec }));
     } else if (c.entity === 'positions') {
-      rec = await client.patchPosition(id, body);
-      mirror.recordOutcome({ entity: 'positions', record: rec });
+      const rec = await client.patchPosition(id, body);
+      ctx.record(() => mirror.recordOutcome({ entity: 'positions', record: rec }));
     } else {
-      rec = await client.patchMember(id, body as never);
-      mirror.recordOutcome({ entity: 'members', record: rec });
-      if (c.op === 'adopt') ownership.recordOwnedMember(c.thirdId, id, 'adopted', ctx.now());
-      else if (typeof body.third_user_id === 'string') ownership.recordOwnedMember(body.third_user_id, id, 'created', ctx.now());
+      const rec = await client.patchMember(id, body as never);
+      const rekey = typeof body.third_user_id === 'string' ? body.third_user_id : undefined;
+      ctx.record(() => {
+        mirror.recordOutcome({ entity: 'members', record: rec });
+        if (c.op === 'adopt') ownership.recordOwnedMember(c.thirdId, id, 'adopted', ctx.now());
+        else if (rekey !== undefined) ownership.recordOwnedMember(rekey, id, 'created', ctx.now());
+      });
     }
     if (c.op === 'adopt') {
-      ownership.logAdoption({ at: ctx.now(), entity: c.entity, thirdId: c.thirdId, platformId: id, matchedBy: c.adoptedBy ?? 'config', detail: c.reason });
+      ctx.record(() => ownership.logAdoption({ at: ctx.now(), entity: c.entity, thirdId: c.thirdId, platformId: id, matchedBy: c.adoptedBy ?? 'config', detail: c.reason }));
     }
     created.set(c.id, id);
     return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', platformId: id };
@@ -299,6 +367,7 @@ async function onPlatformError(c: Change, err: PlatformError, body: Record<strin
 async function onCreateConflict(c: Change, err: PlatformError, body: Record<string, unknown>, ctx: StepContext): Promise<ChangeResult> {
   const { deps, created } = ctx;
   const { client, mirror, ownership, syncId } = deps;
+  await ctx.flush();
   await ctx.refresh([c.entity]);
   if (c.entity === 'departments' || c.entity === 'positions') {
     const rec = mirror.snapshot()[c.entity].byThirdId.get(c.thirdId) as PlatformDepartment | PlatformPosition | undefined;
@@ -322,8 +391,8 @@ async function onCreateConflict(c: Change, err: PlatformError, body: Record<stri
     if (Object.keys(patch).length > 0) {
       final = c.entity === 'departments' ? await client.patchDepartment(live.id, patch) : await client.patchPosition(live.id, patch);
     }
-    mirror.recordOutcome(c.entity === 'departments' ? { entity: 'departments', record: final as PlatformDepartment } : { entity: 'positions', record: final as PlatformPosition });
-    ownership.logAdoption({ at: ctx.now(), entity: c.entity, thirdId: c.thirdId, platformId: live.id, matchedBy: 'crashed_create', detail: 'create collided with this sync\'s own record' });
+    ctx.record(() => mirror.recordOutcome(c.entity === 'departments' ? { entity: 'departments', record: final as PlatformDepartment } : { entity: 'positions', record: final as PlatformPosition }));
+    ctx.record(() => ownership.logAdoption({ at: ctx.now(), entity: c.entity, thirdId: c.thirdId, platformId: live.id, matchedBy: 'crashed_create', detail: 'create collided with this sync\'s own record' }));
     created.set(c.id, live.id);
     return { change: c, status: 'adopted', platformId: live.id, message: 'took over this sync\'s own record' };
   }
@@ -354,8 +423,11 @@ async function onCreateConflict(c: Change, err: PlatformError, body: Record<stri
   if (!matchedBy && !ownedAlready) {
     return { change: c, status: 'conflict', message: `${err.code}: member "${found.display_name}" (${found.account_id}) is already in the tenant and not owned by this sync; left alone (sync.adopt.members enables adoption)` };
   }
-  ownership.recordOwnedMember(c.thirdId, found.account_id, 'adopted', ctx.now());
-  ownership.logAdoption({ at: ctx.now(), entity: 'members', thirdId: c.thirdId, platformId: found.account_id, matchedBy: matchedBy ?? 'owned', detail: `create answered 409 ${err.code}` });
+  const account = found.account_id;
+  await ctx.durable(() => {
+    ownership.recordOwnedMember(c.thirdId, account, 'adopted', ctx.now());
+    ownership.logAdoption({ at: ctx.now(), entity: 'members', thirdId: c.thirdId, platformId: account, matchedBy: matchedBy ?? 'owned', detail: `create answered 409 ${err.code}` });
+  });
   const patch: Record<string, unknown> = {};
   if (typeof body.display_name === 'string' && normText(body.display_name) !== normText(found.display_name)) patch.display_name = body.display_name;
   if (typeof body.title === 'string' && normText(body.title) !== normText(found.title)) patch.title = body.title;
@@ -363,7 +435,7 @@ async function onCreateConflict(c: Change, err: PlatformError, body: Record<stri
   if (found.third_user_id !== c.thirdId) patch.third_user_id = c.thirdId;
   let final = found;
   if (Object.keys(patch).length > 0) final = await client.patchMember(found.account_id, patch);
-  mirror.recordOutcome({ entity: 'members', record: final });
+  ctx.record(() => mirror.recordOutcome({ entity: 'members', record: final }));
   created.set(c.id, found.account_id);
   return { change: c, status: 'adopted', platformId: found.account_id, message: `took over the existing member (${matchedBy ?? 'already owned'})` };
 }

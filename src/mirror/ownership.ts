@@ -99,6 +99,14 @@ export class OwnershipStore {
     });
   }
 
+  /**
+   * Runs `fn` in one transaction of the state DB (the connection the mirror shares), so that a group of writes
+   * costs one commit; the repositories' own transactions inside it become savepoints.
+   */
+  inTransaction(fn: () => void): void {
+    this.db.transaction(fn)();
+  }
+
   /** Members this sync owns: third_user_id -> account_id. */
   ownedMembers(): Map<string, string> {
     const out = new Map<string, string>();

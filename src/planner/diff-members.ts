@@ -252,7 +252,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
         update(d, other);
         continue;
       }
-      const by = adoptMatch(d, other, adoptBy) ?? (ctx.pending.members?.has(sid) === true ? 'crashed_create' : undefined);
+      const by = adoptMatch(d, other, adoptBy);
       if (by) {
         update(d, other, by);
         continue;

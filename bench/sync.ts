@@ -1,0 +1,310 @@
+/**
+ * `npm run bench:sync`: the reconcile core at volume, with the shared synthetic org (bench/lib/synthetic-org.ts).
+ *
+ * 1. initial sync of 100,000 members / 5,000 departments / 500 positions, emulator limits off
+ *    (writes/s, wall time, peak RSS; target peak RSS < 300 MB)
+ * 2. no-op run at 100,000 members (target: zero writes, one list request per entity, < 10 s)
+ * 3. 1% churn run (target: writes equal to the changes, no more)
+ * 4. the same org at 5,000 members with the real limits (100/s per key): sustained write rate >= 95% of the limit,
+ *    zero 429s
+ * 5. a plan for 1,000,000 synthetic members against an empty tenant, in a child process (target < 60 s, < 1.5 GB)
+ *
+ * The emulator runs in a child process (this file with --emulator-child) so the RSS measured is the sync's alone.
+ * As in bench:mirror, its clock runs two hours behind while the org is written and is then set right, so the
+ * no-op and churn runs see a tenant whose records are hours old (records written seconds before a refresh are,
+ * correctly, listed again by the 120 s overlap).
+ * Prints one JSON line per phase on stdout.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseConfig } from '../src/config/load.js';
+import { runOnce, type RunSummary } from '../src/daemon/run-once.js';
+import type { DesiredState, PlatformDepartment } from '../src/domain/index.js';
+import { parseSeed, startEmulator } from '../src/emulator/index.js';
+import { openStateDb } from '../src/mirror/db.js';
+import { Mirror } from '../src/mirror/mirror.js';
+import { OwnershipStore } from '../src/mirror/ownership.js';
+import { createPlatformClient } from '../src/platform/client.js';
+import { calculatePlan } from '../src/planner/index.js';
+import { systemClock, type Clock } from '../src/shared/clock.js';
+import { silentLogger } from '../src/shared/logger.js';
+import { generateOrg } from './lib/synthetic-org.js';
+
+const ADMIN = 'bench-admin-token';
+const KEY = 'ek_bench_0123456789abcdef';
+const SEED = 42;
+const BIG = { members: Number(process.env.BENCH_MEMBERS ?? 100_000), departments: Number(process.env.BENCH_DEPARTMENTS ?? 5_000), positions: Number(process.env.BENCH_POSITIONS ?? 500) };
+const LIMITED_MEMBERS = Number(process.env.BENCH_LIMITED_MEMBERS ?? 5_000);
+/** Writes in flight (platform.concurrency; the default is 8). */
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const PLAN_MEMBERS = Number(process.env.BENCH_PLAN_MEMBERS ?? 1_000_000);
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+function emit(obj: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(obj)}\n`);
+}
+
+/** The child: an emulator whose clock can move from two hours behind to now; limits from argv. */
+async function emulatorChild(limited: boolean): Promise<void> {
+  let offsetMs = -2 * 3600_000;
+  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
+  const limits = limited ? { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 } : { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 };
+  const seed = parseSeed({ tenants: [{ id: 1, name: 'Bench', api_keys: [{ key: KEY, scopes: ['tenant.org.read', 'tenant.org.write'] }] }], limits }, 'bench seed');
+  const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: ADMIN, clock });
+  process.on('message', (msg) => {
+    if (msg === 'clock-now') {
+      offsetMs = 0;
+      process.send!('clock-set');
+    } else if (msg === 'stop') void running.close().then(() => process.exit(0));
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send!({ url: running.url });
+}
+
+function ask(child: ChildProcess, msg: string, reply: string): Promise<void> {
+  return new Promise((resolve) => {
+    const on = (m: unknown) => {
+      if (m === reply) {
+        child.off('message', on);
+        resolve();
+      }
+    };
+    child.on('message', on);
+    child.send(msg);
+  });
+}
+
+async function startChild(limited: boolean): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(fileURLToPath(import.meta.url), ['--emulator-child', limited ? 'limited' : 'unlimited'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { url: string }).url));
+    child.once('exit', (code) => reject(new Error(`emulator child exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.send('stop');
+  await exited;
+}
+
+async function emulatorRequests(url: string): Promise<{ method: string; route: string; status: number; count: number }[]> {
+  const r = await fetch(`${url}/_emulator/requests`, { headers: { authorization: `Bearer ${ADMIN}` } });
+  return ((await r.json()) as { requests: { method: string; route: string; status: number; count: number }[] }).requests;
+}
+async function resetRequests(url: string): Promise<void> {
+  await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
+}
+
+/** One sync's parts against an emulator. */
+function syncParts(url: string, dir: string, requestsPerSecond: number) {
+  const config = parseConfig(
+    `platform:\n  base_url: ${url}\n  api_key: ${KEY}\n  requests_per_second: ${requestsPerSecond}\n  concurrency: ${CONCURRENCY}\nstate:\n  path: ${join(dir, 'state.db')}\nsync:\n  id: bench\n`,
+    join(dir, 'orgsync.yaml'),
+    {},
+  );
+  const stats = { requests: 0, rateLimited: 0 };
+  const client = createPlatformClient(config.platform, {
+    observer: {
+      onResponse: () => {
+        stats.requests += 1;
+      },
+      onRateLimited: () => {
+        stats.rateLimited += 1;
+      },
+    },
+  });
+  const db = openStateDb(config.state.path);
+  const mirror = new Mirror(db);
+  const ownership = new OwnershipStore(db, config.sync.id);
+  let applyStartedAt = 0;
+  const run = async (desired: DesiredState, allowDeletes?: number): Promise<{ summary: RunSummary; applySeconds: number; seconds: number }> => {
+    const t0 = performance.now();
+    applyStartedAt = 0;
+    const summary = await runOnce(
+      {
+        config,
+        client,
+        mirror,
+        ownership,
+        logger: silentLogger,
+        clock: systemClock,
+        readDesiredState: async () => desired,
+        callStats: () => ({ ...stats }),
+        observer: {
+          onApplyStart: () => {
+            applyStartedAt = performance.now();
+          },
+        },
+      },
+      { mode: 'apply', ...(allowDeletes !== undefined ? { allowDeletes } : {}) },
+    );
+    const end = performance.now();
+    return { summary, applySeconds: applyStartedAt ? (end - applyStartedAt) / 1000 : 0, seconds: (end - t0) / 1000 };
+  };
+  return {
+    run,
+    async close() {
+      db.close();
+      await client.close();
+    },
+  };
+}
+
+function desiredOf(opts: { members: number; departments: number; positions: number }): DesiredState {
+  const o = generateOrg({ ...opts, seed: SEED });
+  return { ...o, quarantine: [], provided: { departments: true, positions: true, members: true } };
+}
+
+const writesOf = (s: RunSummary) => Object.values(s.applied).reduce((n, ops) => n + Object.values(ops).reduce((a, b) => a + b, 0), 0);
+
+/** 1% churn of the members: title changes, department moves, leavers and joiners; returns the expected writes. */
+function churn(desired: DesiredState): { next: DesiredState; changes: number } {
+  const members = desired.members.map((m) => ({ ...m }));
+  const active = members.map((m, i) => [m, i] as const).filter(([m]) => m.status === 'active');
+  const n = Math.round(desired.members.length / 100);
+  const titles = Math.round(n * 0.4);
+  const moves = Math.round(n * 0.3);
+  const leavers = Math.round(n * 0.15);
+  const joiners = n - titles - moves - leavers;
+  const step = Math.floor(active.length / n);
+  const picked = Array.from({ length: n }, (_, k) => active[k * step]![0]);
+  picked.slice(0, titles).forEach((m) => (m.title = `${m.title ?? ''} (acting)`.trim()));
+  picked.slice(titles, titles + moves).forEach((m, k) => {
+    const current = m.department_source_id;
+    const other = desired.departments[(k * 37) % desired.departments.length]!.source_id;
+    m.department_source_id = other === current ? desired.departments[(k * 37 + 1) % desired.departments.length]!.source_id : other;
+  });
+  const gone = new Set(picked.slice(titles + moves, titles + moves + leavers).map((m) => m.source_id));
+  const next = members.filter((m) => !gone.has(m.source_id));
+  for (let k = 0; k < joiners; k++) {
+    next.push({ source_id: `J${String(k).padStart(6, '0')}`, display_name: `Joiner ${k}`, email: `joiner.${k}@example.com`, department_source_id: desired.departments[k % desired.departments.length]!.source_id, status: 'active' });
+  }
+  return { next: { ...desired, members: next }, changes: n };
+}
+
+async function planChild(): Promise<void> {
+  const t0 = performance.now();
+  const desired = desiredOf({ members: PLAN_MEMBERS, departments: BIG.departments, positions: BIG.positions });
+  const generated = performance.now();
+  const root: PlatformDepartment = { id: 'root', parent_id: '', name: 'Bench', path: '/Bench', depth: 0, sort_order: 0, third_department_id: '', member_count: 0, metadata: {}, status: 'active', updated_at: new Date().toISOString() };
+  const plan = calculatePlan(desired, { departments: [root], positions: [], members: [], ownedMembers: new Map() }, { syncId: 'bench', policy: 'sync', now: Date.now() });
+  const planned = performance.now();
+  process.send!({
+    phase: 'plan_1m',
+    members: PLAN_MEMBERS,
+    changes: plan.changes.length,
+    generate_seconds: round((generated - t0) / 1000),
+    plan_seconds: round((planned - generated) / 1000),
+    peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+    target: { plan_seconds: 60, peak_rss_mb: 1536 },
+    ok: (planned - generated) / 1000 < 60 && process.resourceUsage().maxRSS / 1024 < 1536,
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-sync-'));
+  try {
+    // 1. Initial sync, limits off.
+    let { child, url } = await startChild(false);
+    const big = desiredOf(BIG);
+    const parts = syncParts(url, join(dir, 'big'), 10_000);
+    let peak = process.memoryUsage.rss();
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 50);
+    const initial = await parts.run(big);
+    clearInterval(sampler);
+    const writes = writesOf(initial.summary);
+    emit({
+      phase: 'initial_sync',
+      ...BIG,
+      concurrency: CONCURRENCY,
+      exit_code: initial.summary.exitCode,
+      writes,
+      failures: initial.summary.failures.length,
+      wall_seconds: round(initial.seconds),
+      apply_seconds: round(initial.applySeconds),
+      writes_per_second: Math.round(writes / initial.applySeconds),
+      peak_rss_mb: mb(peak),
+      target: { peak_rss_mb: 300 },
+      ok: initial.summary.exitCode === 0 && mb(peak) < 300,
+    });
+
+    // 2. No-op run.
+    await ask(child, 'clock-now', 'clock-set');
+    await resetRequests(url);
+    const noop = await parts.run(big);
+    const reqs = await emulatorRequests(url);
+    const noopWrites = reqs.filter((r) => r.method !== 'GET').reduce((n, r) => n + r.count, 0);
+    const lists = Object.fromEntries(reqs.filter((r) => r.method === 'GET').map((r) => [r.route.replace('/api/external/v1', ''), r.count]));
+    emit({
+      phase: 'noop_run',
+      members: BIG.members,
+      changes_planned: noop.summary.plan.changes.length,
+      writes: noopWrites,
+      list_requests: lists,
+      seconds: round(noop.seconds),
+      target: { writes: 0, list_requests_per_entity: 1, seconds: 10 },
+      ok: noopWrites === 0 && Object.values(lists).every((n) => n === 1) && Object.keys(lists).length === 3 && noop.seconds < 10,
+    });
+
+    // 3. 1% churn.
+    const { next, changes } = churn(big);
+    await resetRequests(url);
+    const churned = await parts.run(next);
+    const churnWrites = (await emulatorRequests(url)).filter((r) => r.method !== 'GET').reduce((n, r) => n + r.count, 0);
+    emit({
+      phase: 'churn_1pct',
+      changes,
+      planned: churned.summary.plan.changes.length,
+      writes: churnWrites,
+      exit_code: churned.summary.exitCode,
+      seconds: round(churned.seconds),
+      ok: churnWrites === changes && churned.summary.exitCode === 0,
+    });
+    await parts.close();
+    await stopChild(child);
+
+    // 4. Real limits (100/s per key) at 5,000 members.
+    ({ child, url } = await startChild(true));
+    const limited = desiredOf({ ...BIG, members: LIMITED_MEMBERS });
+    const lparts = syncParts(url, join(dir, 'limited'), 100);
+    const lrun = await lparts.run(limited);
+    const lwrites = writesOf(lrun.summary);
+    const rate = lwrites / lrun.applySeconds;
+    emit({
+      phase: 'limited_sync',
+      members: LIMITED_MEMBERS,
+      departments: BIG.departments,
+      positions: BIG.positions,
+      writes: lwrites,
+      apply_seconds: round(lrun.applySeconds),
+      writes_per_second: round(rate, 1),
+      limit_per_second: 100,
+      rate_limited_429s: lrun.summary.rateLimited,
+      target: { writes_per_second: 95, rate_limited_429s: 0 },
+      ok: rate >= 95 && lrun.summary.rateLimited === 0,
+    });
+    await lparts.close();
+    await stopChild(child);
+
+    // 5. A plan for 1,000,000 members, in its own process (its own peak RSS).
+    const planner = fork(fileURLToPath(import.meta.url), ['--plan-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--max-old-space-size=3072'] });
+    const result = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      planner.once('message', (m) => resolve(m as Record<string, unknown>));
+      planner.once('exit', (code) => reject(new Error(`plan child exited with ${code}`)));
+    });
+    planner.kill();
+    emit(result);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv.includes('--emulator-child')) await emulatorChild(process.argv.includes('limited'));
+else if (process.argv.includes('--plan-child')) await planChild();
+else await main();
