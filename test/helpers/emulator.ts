@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../../src/shared/clock.js';
 import { parseSeed, parseSeedText, startEmulator } from '../../src/emulator/index.js';
-import type { EmulatorContext } from '../../src/emulator/index.js';
+import type { EmulatorContext, Seed } from '../../src/emulator/index.js';
 import type { FastifyInstance } from 'fastify';
 
 /** Options of startTestEmulator. */
@@ -38,8 +38,8 @@ export interface TestEmulator {
   request(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<TestResponse>;
 }
 
-/** Starts an emulator with the given seed (object or YAML/JSON text). */
-export async function startTestEmulator(seed: Record<string, unknown> | string, opts: TestEmulatorOptions = {}): Promise<TestEmulator> {
+/** Starts an emulator with the given seed (raw object, parsed Seed, or YAML/JSON text). */
+export async function startTestEmulator(seed: Record<string, unknown> | Seed | string, opts: TestEmulatorOptions = {}): Promise<TestEmulator> {
   const parsed = typeof seed === 'string' ? parseSeedText(seed, 'test seed') : parseSeed(seed, 'test seed');
   const running = await startEmulator({
     seed: parsed,
