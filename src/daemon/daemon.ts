@@ -87,6 +87,8 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
     // A restarted daemon still knows when the mirror was last synced (the no-success alert reads this).
     metrics.lastSuccessTimestampSeconds.set(lastSuccessAt / 1000);
   }
+  const previousRun = history.recent(1)[0];
+  if (previousRun?.finishedAt) metrics.lastRunTimestampSeconds.set(Date.parse(previousRun.finishedAt) / 1000);
 
   const startRun = (trigger: string): void => {
     if (deps.shutdownSignal.aborted) return;

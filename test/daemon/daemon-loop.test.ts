@@ -144,4 +144,35 @@ describe('daemon loop', () => {
     expect(await h.exit).toBe(0);
     expect(h.lines.some((l) => l.msg === 'the run did not finish within the grace period; abandoning it')).toBe(true);
   });
+
+  it('a restarted daemon exports the last run and the last success from the run history before its first run ends', async () => {
+    const db = openStateDb(':memory:');
+    const history = new RunHistory(db);
+    history.start('old-ok', 'schedule', 1_000_000);
+    history.finish('old-ok', { finishedAt: 1_060_000, result: 'success', exitCode: 0 });
+    history.start('old-bad', 'schedule', 2_000_000);
+    history.finish('old-bad', { finishedAt: 2_030_000, result: 'failed', exitCode: 1, error: 'boom' });
+    const metrics = new OrgsyncMetrics({ build: { version: 'test' }, defaultMetrics: false });
+    const shutdown = new AbortController();
+    let release: (o: RunOutcome) => void = () => undefined;
+    const exit = runDaemon({
+      runSync: () => new Promise<RunOutcome>((r) => (release = r)),
+      logger: silentLogger,
+      metrics,
+      history,
+      scheduler: new ManualScheduler(),
+      clock: new ManualClock(3_000_000),
+      listen: '',
+      shutdownSignal: shutdown.signal,
+      stateOpen: () => true,
+      info: { syncId: 's', version: 'test', schedule: '*/30 * * * *', timezone: 'UTC' },
+    });
+    await new Promise((r) => setImmediate(r));
+    const text = await metrics.text();
+    expect(text).toContain('orgsync_last_success_timestamp_seconds 1060');
+    expect(text).toContain('orgsync_last_run_timestamp_seconds 2030');
+    shutdown.abort();
+    release({ result: 'interrupted', exitCode: 0 });
+    expect(await exit).toBe(0);
+  });
 });
