@@ -259,12 +259,12 @@ export class SourceCollector {
 
   private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[]): T[] {
     // First pass without per-record allocation: most sources have no duplicates at all.
-    const first = new Map<string, number>();
+    const seen = new Set<string>();
     let dupIds: Set<string> | undefined;
-    for (let i = 0; i < records.length; i++) {
-      const id = records[i]!.source_id;
-      if (first.has(id)) (dupIds ??= new Set()).add(id);
-      else first.set(id, i);
+    for (const r of records) {
+      const size = seen.size;
+      seen.add(r.source_id);
+      if (seen.size === size) (dupIds ??= new Set()).add(r.source_id);
     }
     if (!dupIds) return records;
     const locations = new Map<string, string[]>();

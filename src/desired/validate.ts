@@ -103,28 +103,36 @@ export function validateMembers(
     pass.push(m);
   }
   // One platform account per e-mail or phone: live members sharing one cannot both be synced, and which is right is unknown.
-  // Keyed by the plain value (no prefixed key strings: 300,000 members make 600,000 keys).
-  const firstByEmail = new Map<string, DesiredMember>();
-  const firstByPhone = new Map<string, DesiredMember>();
-  let shared: Map<string, DesiredMember[]> | undefined;
-  const note = (firsts: Map<string, DesiredMember>, kind: 'e' | 'p', value: string, m: DesiredMember) => {
-    const first = firsts.get(value);
-    if (first === undefined) {
-      firsts.set(value, m);
-      return;
+  // A first pass with plain Sets (300,000 members make 600,000 values); lists are built only for shared values.
+  const emails = new Set<string>();
+  const phones = new Set<string>();
+  let sharedEmails: Set<string> | undefined;
+  let sharedPhones: Set<string> | undefined;
+  for (const m of pass) {
+    if (m.status === 'left') continue;
+    if (m.email) {
+      const n = emails.size;
+      emails.add(m.email);
+      if (emails.size === n) (sharedEmails ??= new Set()).add(m.email);
     }
-    shared ??= new Map();
-    const key = `${kind}:${value}`;
+    if (m.phone) {
+      const n = phones.size;
+      phones.add(m.phone);
+      if (phones.size === n) (sharedPhones ??= new Set()).add(m.phone);
+    }
+  }
+  if (!sharedEmails && !sharedPhones) return pass;
+  const shared = new Map<string, DesiredMember[]>();
+  const add = (key: string, m: DesiredMember) => {
     const list = shared.get(key);
     if (list) list.push(m);
-    else shared.set(key, [first, m]);
+    else shared.set(key, [m]);
   };
   for (const m of pass) {
     if (m.status === 'left') continue;
-    if (m.email) note(firstByEmail, 'e', m.email, m);
-    if (m.phone) note(firstByPhone, 'p', m.phone, m);
+    if (m.email && sharedEmails?.has(m.email)) add(`e:${m.email}`, m);
+    if (m.phone && sharedPhones?.has(m.phone)) add(`p:${m.phone}`, m);
   }
-  if (!shared) return pass;
   const dropped = new Set<DesiredMember>();
   for (const [key, list] of shared) {
     const isEmail = key.startsWith('e:');
