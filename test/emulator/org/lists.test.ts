@@ -134,4 +134,17 @@ describe('list pagination', () => {
     for (const m of members) if (!removed.has(m)) expect(walked.members).toContain(m);
     expect(removed.size).toBeGreaterThan(0);
   });
+
+  test('list items are exactly the records GET by id returns (metadata, unicode, numbers, booleans, timestamps)', async () => {
+    clock.set(Date.UTC(2026, 10, 22, 12, 0, 0, 7));
+    const d = (await emu.request('POST', `${O}/departments`, { token: K, body: { name: 'Forschung & Entwicklung "R&D" ü', sort_order: -3, third_department_id: 'D\\1', metadata: { managed_by: 'sync-1', nested: { a: [1, 2.5, null, true] } } } })).body;
+    const p = (await emu.request('POST', `${O}/positions`, { token: K, body: { name: '工程师', description: 'line\nbreak', metadata: { x: 'y' } } })).body;
+    const m = (await emu.request('POST', `${O}/members`, { token: K, body: { email: 'zoë@acme.test', display_name: 'Zoë', department_id: d.id, title: 'Ingénieur' } })).body;
+    const byId = async (kind: string, id: string) => (await emu.request('GET', `${O}/${kind}/${id}`, { token: K })).body;
+    const listed = async (kind: string) => (await emu.request('GET', `${O}/${kind}?limit=200`, { token: K })).body.items as { id?: string; account_id?: string }[];
+    expect((await listed('departments')).find((x) => x.id === d.id)).toEqual(await byId('departments', d.id));
+    expect((await listed('positions')).find((x) => x.id === p.id)).toEqual(await byId('positions', p.id));
+    expect((await listed('members')).find((x) => x.account_id === m.account_id)).toEqual(await byId('members', m.account_id));
+    expect(await byId('positions', p.id)).toMatchObject({ updated_at: '2026-11-22T12:00:00.007Z', is_system: false });
+  });
 });
