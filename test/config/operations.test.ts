@@ -119,10 +119,19 @@ describe('orgsync config', () => {
     expect(r.err).toBe('orgsync: cannot read config file /nonexistent/orgsync.yaml: ENOENT\n');
   });
 
-  it('validate: an unset ${ENV} names the variable', async () => {
+  it('validate: the example validates without any environment (its ${ENV:-default}s)', async () => {
     const r = await cli(['config', 'validate', '--config', examplePath], {});
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it('validate: an unset ${ENV} names the variable', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orgsync-cfgcli-'));
+    const file = join(dir, 'env.yaml');
+    writeFileSync(file, `${base}  api_key: \${ORGSYNC_API_KEY}\n`);
+    const r = await cli(['config', 'validate', '--config', file], {});
     expect(r.code).toBe(2);
-    expect(r.err).toBe(`orgsync: ${examplePath}: platform.api_key: environment variable ORGSYNC_API_KEY is not set\n`);
+    expect(r.err).toBe(`orgsync: ${file}: platform.api_key: environment variable ORGSYNC_API_KEY is not set\n`);
   });
 
   it('schema: prints the JSON Schema with every block and the *_file secret forms', async () => {
