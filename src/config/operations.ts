@@ -53,6 +53,7 @@ export const metricsConfigSchema = z
   .default({ listen: '0.0.0.0:9464', pushgateway_url: '' })
   .describe('Metrics and health endpoints.');
 
+/** The validated `metrics:` block. */
 export type MetricsConfig = z.infer<typeof metricsConfigSchema>;
 
 /** pino's levels, most verbose first. */
@@ -74,4 +75,5 @@ export const logConfigSchema = z
   .default({ level: 'info', format: 'auto', redact: [] })
   .describe('Logs: pino JSON lines (stdout; stderr for `plan --output json`), one run_id on every line of a run.');
 
+/** The validated `log:` block. */
 export type LogConfig = z.infer<typeof logConfigSchema>;

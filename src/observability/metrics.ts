@@ -5,6 +5,7 @@ export const METRIC_PREFIX = 'orgsync_';
 
 /** The results a run can end with (the `result` label of orgsync_runs_total). */
 export const RUN_RESULTS = ['success', 'partial', 'failed', 'guard', 'interrupted'] as const;
+/** How a run ended, as the `result` label says it. */
 export type RunResult = (typeof RUN_RESULTS)[number];
 
 /** The entities orgsync syncs (the `entity` label). */
