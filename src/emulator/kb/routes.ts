@@ -12,7 +12,7 @@ import { SUPPORTED_MIME_TYPES } from './seed.js';
 import { retrieveChunks } from './retrieval.js';
 import { DOCUMENT_LIST_LIMIT, type KnowledgeService } from './service.js';
 import { roundScore } from './text-scoring.js';
-import { parseOr400, principalOf } from './validation.js';
+import { parseOr400, principalOf, stringError } from './validation.js';
 
 const PREFIX = '/api/external/v1';
 /** The largest document an upload accepts (4 MiB). */
@@ -37,20 +37,20 @@ export const AGENT_RETRIEVE_TOOL_NAME = 'knowledge_retrieve';
 export const RETRIEVE_DEFAULTS = { topK: 5, threshold: 0.2 } as const;
 
 const createKbBody = z.strictObject({
-  name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
-  description: z.string().max(2000, 'must be at most 2000 characters').default(''),
+  name: z.string(stringError).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  description: z.string(stringError).max(2000, 'must be at most 2000 characters').default(''),
 });
 
 const retrieveBody = z.strictObject({
-  query: z.string().trim().min(1, 'must not be empty'),
-  top_k: z.number().int('must be an integer').min(1, 'must be at least 1').max(50, 'must be at most 50').default(RETRIEVE_DEFAULTS.topK),
-  threshold: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(RETRIEVE_DEFAULTS.threshold),
-  rerank: z.boolean().default(false),
+  query: z.string(stringError).trim().min(1, 'must not be empty'),
+  top_k: z.number({ error: 'must be an integer from 1 to 50' }).int('must be an integer').min(1, 'must be at least 1').max(50, 'must be at most 50').default(RETRIEVE_DEFAULTS.topK),
+  threshold: z.number({ error: 'must be a number between 0 and 1' }).min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(RETRIEVE_DEFAULTS.threshold),
+  rerank: z.boolean({ error: 'must be a boolean' }).default(false),
 });
 
 const agentRetrieveBody = z.strictObject({
-  agent_id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID'),
-  query: z.string().trim().min(1, 'must not be empty'),
+  agent_id: z.string(stringError).regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID'),
+  query: z.string(stringError).trim().min(1, 'must not be empty'),
 });
 
 const uploadQuery = z.strictObject({

@@ -31,6 +31,9 @@ export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, where
   throw badRequest(`${field === '' ? 'body' : field}: ${issue.message}`);
 }
 
+/** A zod error map for strings: "required" when absent, "must be a string" when of another type. */
+export const stringError = { error: (issue: { input?: unknown }): string => (issue.input === undefined ? 'required' : 'must be a string') };
+
 /** The principal set by the core's authorize hook (a route without one is a wiring mistake). */
 export function principalOf(req: FastifyRequest): Principal {
   if (!req.principal) throw new ApiError(500, 'internal_error', 'route is missing its authorize hook');

@@ -9,7 +9,7 @@ import { badRequest, envelope } from '../core/errors.js';
 import type { EmulatorContext, RouteAuth } from '../core/types.js';
 import { MEMORY_SCOPES, type MemoryScope } from '../kb/seed.js';
 import { bm25Similarity, queryTerms, roundScore, statsOf, termDoc } from '../kb/text-scoring.js';
-import { parseOr400, principalOf } from '../kb/validation.js';
+import { parseOr400, principalOf, stringError } from '../kb/validation.js';
 import { ownedBy, type MemoryCaller, type MemoryRow, type MemoryStore } from './store.js';
 
 const PREFIX = '/api/external/v1';
@@ -31,7 +31,7 @@ export function defaultEventScope(groupId: string | undefined): MemoryScope {
 /** The fault switch that makes one scope's backend fail: `memory_scope_failure:<scope>`. */
 export const scopeFailureSwitch = (scope: MemoryScope): string => `memory_scope_failure:${scope}`;
 
-const id = z.string({ error: 'required' }).min(1, 'must not be empty').max(256, 'must be at most 256 characters');
+const id = z.string(stringError).min(1, 'must not be empty').max(256, 'must be at most 256 characters');
 const scope = z.enum(MEMORY_SCOPES, { error: `must be one of ${MEMORY_SCOPES.join(', ')}` });
 const limit = z.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(50, 'must be at most 50');
 /** GET /memories: the spec gives a default (10) but no maximum; 200 matches the other list endpoints. */
@@ -45,7 +45,7 @@ const recallBody = z.looseObject({
   user_id: id,
   agent_id: id,
   session_id: id,
-  query: z.string({ error: 'required' }).min(1, 'must not be empty').max(4000, 'must be at most 4000 characters'),
+  query: z.string(stringError).min(1, 'must not be empty').max(4000, 'must be at most 4000 characters'),
   group_id: z.string().optional(),
   scopes: z.array(scope).min(1, 'must name at least one scope').optional(),
   limit: limit.default(10),
@@ -55,7 +55,7 @@ const eventBody = z.looseObject({
   user_id: id,
   agent_id: id,
   session_id: id,
-  content: z.string({ error: 'required' }).min(1, 'must not be empty').max(10_000, 'must be at most 10000 characters'),
+  content: z.string(stringError).min(1, 'must not be empty').max(10_000, 'must be at most 10000 characters'),
   group_id: z.string().optional(),
   /** Extension: the scope to write to (default: `group_shared` with a group_id, else `session`). */
   scope: scope.optional(),

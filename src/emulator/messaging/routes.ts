@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ApiError, badRequest, envelope } from '../core/errors.js';
 import type { Agent, DirectoryMember, EmulatorContext, Principal, RouteAuth } from '../core/types.js';
 import { codePointLength, isoTime, UUID_PATTERN } from '../kb/ids.js';
-import { parseOr400, principalOf } from '../kb/validation.js';
+import { parseOr400, principalOf, stringError } from '../kb/validation.js';
 import type { EmpRegistry } from './emp-registry.js';
 import type { MessagingStore } from './store.js';
 
@@ -23,12 +23,12 @@ export const CHAT_WRITE: RouteAuth = { apiKey: 'tenant.chat.message.write', shap
 /** The fault switch that makes delivery to the messaging backend fail (502). */
 export const CHAT_DELIVERY_FAILURE_SWITCH = 'chat_delivery_failure';
 
-const uuid = z.string({ error: 'required' }).regex(UUID_PATTERN, 'must be a UUID');
+const uuid = z.string(stringError).regex(UUID_PATTERN, 'must be a UUID');
 
 /** A string whose length in characters (code points) is within [min, max]. */
 function text(min: number, max: number) {
   return z
-    .string({ error: 'required' })
+    .string(stringError)
     .refine((s) => codePointLength(s) >= min && codePointLength(s) <= max, min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`);
 }
 
