@@ -33,7 +33,6 @@ export function configJsonSchema(options: { target?: 'draft-2020-12' | 'draft-7'
   addSecretFileVariants(schema);
   return {
     ...schema,
-    $id: 'https://orgsync.dev/schema/config.json',
     title: 'orgsync config',
     description: 'The orgsync config file (YAML). Secrets may be given as ${ENV} references or as <key>_file paths.',
   };
