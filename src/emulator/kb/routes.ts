@@ -122,6 +122,7 @@ async function readMultipart(req: FastifyRequest): Promise<{ bytes: Buffer; titl
   if (bytes === undefined) throw badRequest('file: required');
   const title = fields.title?.trim();
   if (fields.title !== undefined && title === '') throw badRequest('title: must not be empty');
+  if (title !== undefined && title.length > 255) throw badRequest('title: must be at most 255 characters');
   return { bytes, title: title ?? undefined, mime: fields.mime_type, partType, fileName };
 }
 
