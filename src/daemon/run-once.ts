@@ -288,7 +288,15 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     logger.info({ round: round + 1, deferred: deferred.length }, 're-planning after the platform changed under the plan');
     await refresh();
     const failedIds = new Set(summary.failures.map((f) => f.id).concat(summary.byStatus.skipped_admin ? result.results.filter((r) => r.status === 'skipped_admin').map((r) => r.change.id) : []));
-    const next = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, allowDeletes: options.allowDeletes ?? Number.MAX_SAFE_INTEGER, now: clock.now() });
+    // A re-plan may remove what the first plan (which passed the guards) removed, and no more.
+    const allowed = Math.max(options.allowDeletes ?? 0, plan.changes.filter((c) => c.op === 'remove').length);
+    const next = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, allowDeletes: allowed, now: clock.now() });
+    if (next.refusal) {
+      summary.byStatus.deferred += deferred.length;
+      summary.notConverged = deferred.map(toFailure);
+      logger.error({ guard: next.refusal.guard }, 're-plan refused by a guard');
+      break;
+    }
     changes = next.changes.filter((c) => !failedIds.has(c.id));
     if (changes.length === 0) break;
   }
