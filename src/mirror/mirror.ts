@@ -183,7 +183,7 @@ export class Mirror {
       this.stmts[entity] = {
         // A version older than the stored one (a list page racing a write already recorded) does not overwrite it.
         upsert: db.prepare(
-          `INSERT INTO ${s.table} (${all.join(', ')}) VALUES (${all.map((c) => `@${c}`).join(', ')})
+          `INSERT INTO ${s.table} (${all.join(', ')}) VALUES (${all.map(() => '?').join(', ')})
            ON CONFLICT (${s.key}) DO UPDATE SET ${set.join(', ')}, seen_walk = coalesce(excluded.seen_walk, seen_walk)
            WHERE excluded.updated_ms >= ${s.table}.updated_ms`,
         ),
@@ -222,11 +222,11 @@ export class Mirror {
       const seen = walk?.kind === 'full' ? walk.id : null;
       let tombstones = 0;
       for (const item of items) {
-        const row = toRow(spec, item as unknown as Record<string, unknown>, seen);
-        const info = st.upsert.run(row);
+        const record = item as unknown as Record<string, unknown>;
+        const info = st.upsert.run(toRow(spec, record, seen));
         // Skipped as older than the stored version: still counts as seen by this walk.
-        if (info.changes === 0 && seen !== null) st.markSeen.run(seen, row[spec.key]);
-        if (row.status === spec.tombstone) tombstones += 1;
+        if (info.changes === 0 && seen !== null) st.markSeen.run(seen, record[spec.key]);
+        if (record.status === spec.tombstone) tombstones += 1;
       }
       return { upserted: items.length, tombstones };
     }) as typeof this.applyTx;
@@ -361,17 +361,16 @@ function preferOver(spec: TableSpec, candidate: Record<string, string>, held: Re
   return Date.parse(candidate.updated_at!) > Date.parse(held.updated_at!);
 }
 
-function toRow(spec: TableSpec, item: Record<string, unknown>, seenWalk: number | null): Record<string, unknown> {
-  const row: Record<string, unknown> = {};
+/** The statement parameters of a record, positional in the upsert's column order (cheaper than named ones). */
+function toRow(spec: TableSpec, item: Record<string, unknown>, seenWalk: number | null): unknown[] {
+  const row: unknown[] = [];
   for (const c of spec.columns) {
     const v = item[c.name];
-    if (c.kind === 'json') row[c.name] = JSON.stringify(v ?? null);
-    else if (c.kind === 'bool') row[c.name] = v ? 1 : 0;
-    else row[c.name] = v;
+    if (c.kind === 'json') row.push(JSON.stringify(v ?? null));
+    else if (c.kind === 'bool') row.push(v ? 1 : 0);
+    else row.push(v);
   }
   const ms = Date.parse(String(item.updated_at));
-  row.updated_ms = Number.isNaN(ms) ? 0 : ms;
-  row.raw = JSON.stringify(item);
-  row.seen_walk = seenWalk;
+  row.push(Number.isNaN(ms) ? 0 : ms, JSON.stringify(item), seenWalk);
   return row;
 }
