@@ -156,10 +156,11 @@ function ownershipOf(state: ExplainState, entity: EntityKind, thirdId: string, m
 
 const q = (v: unknown): string => JSON.stringify(v);
 
-function mirrorLine(entity: EntityKind, r: PlatformRecord): string {
+function mirrorLine(entity: EntityKind, r: PlatformRecord, departmentPath: (id: string) => string | undefined): string {
   if (entity === 'members') {
     const m = r as PlatformMember;
-    return `account_id ${m.account_id}, status ${m.status}, display_name ${q(m.display_name)}, email ${q(m.email)}, phone ${q(m.phone)}, title ${q(m.title)}, third_user_id ${q(m.third_user_id)}, department_id ${q(m.department_id)}, updated_at ${m.updated_at}`;
+    const path = departmentPath(m.department_id);
+    return `account_id ${m.account_id}, status ${m.status}, display_name ${q(m.display_name)}, email ${q(m.email)}, phone ${q(m.phone)}, title ${q(m.title)}, third_user_id ${q(m.third_user_id)}, department_id ${q(m.department_id)}${path ? ` (${path})` : ''}, updated_at ${m.updated_at}`;
   }
   if (entity === 'departments') {
     const d = r as PlatformDepartment;
@@ -170,7 +171,7 @@ function mirrorLine(entity: EntityKind, r: PlatformRecord): string {
 }
 
 /** The text report of explain (stdout). */
-export function renderExplanations(list: readonly RecordExplanation[]): string {
+export function renderExplanations(list: readonly RecordExplanation[], departmentPath: (id: string) => string | undefined = () => undefined): string {
   const lines: string[] = [];
   for (const e of list) {
     lines.push(`${e.entity} ${e.thirdId || '(no third id)'}${e.platformId ? ` (platform id ${e.platformId})` : ''}`);
@@ -180,7 +181,7 @@ export function renderExplanations(list: readonly RecordExplanation[]): string {
       for (const f of e.source.fields) lines.push(`    ${f.field.padEnd(w)}  ${q(f.value)}  from ${f.from}`);
     } else if (e.quarantine.length === 0) lines.push('  source:     not in the sources');
     for (const qe of e.quarantine) lines.push(`  quarantined: ${qe.source} at ${qe.location}: ${qe.reason}: ${qe.message}`);
-    lines.push(`  mirror:     ${e.mirror ? mirrorLine(e.entity, e.mirror) : 'no record on the platform'}`);
+    lines.push(`  mirror:     ${e.mirror ? mirrorLine(e.entity, e.mirror, departmentPath) : 'no record on the platform'}`);
     lines.push(`  ownership:  ${e.ownership.detail}`);
     const next: string[] = [];
     for (const c of e.next.changes) next.push(`${c.op}: ${c.description} (why: ${c.reason})`);

@@ -44,7 +44,8 @@ Examples:
             if (found.length === 0) {
               throw new OrgsyncError('NOT_FOUND', `no record matches "${key}": not a third id, platform id or e-mail in the sources, the quarantine or the mirror`);
             }
-            ctx.stdout.write(renderExplanations(found));
+            const departments = env.mirror.snapshot().departments.byId;
+            ctx.stdout.write(renderExplanations(found, (id) => departments.get(id)?.path));
             return EXIT.OK;
           } finally {
             await env.close();
