@@ -99,6 +99,9 @@ const CLASSES: Record<PlatformErrorKind, new (init: PlatformErrorInit) => Platfo
   invalid_response: InvalidResponseError,
 };
 
+/** Every kind, in the order of the README's table. */
+export const PLATFORM_ERROR_KINDS = Object.keys(CLASSES) as PlatformErrorKind[];
+
 /** Builds the subclass that matches `init.kind`. */
 export function platformError(init: PlatformErrorInit): PlatformError {
   return new CLASSES[init.kind](init);
