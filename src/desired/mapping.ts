@@ -51,10 +51,9 @@ function compileAll<K extends string>(fields: Partial<Record<K, string | string[
   return out;
 }
 
-class Reject extends Error {
-  constructor(readonly problem: Problem) {
-    super(problem.message);
-  }
+/** Thrown inside mapping to set a record aside; not an Error, so no stack trace is captured per bad record. */
+class Reject {
+  constructor(readonly problem: Problem) {}
 }
 
 const reject = (reason: string, message: string): never => {
