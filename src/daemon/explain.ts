@@ -147,11 +147,18 @@ function ownershipOf(state: ExplainState, entity: EntityKind, thirdId: string, m
   if (kind === 'owned') {
     return adoption
       ? { owned: true, kind, since: adoption.at, detail: `owned by ${state.syncId} (metadata.managed_by) since ${adoption.at} (adopted, matched by ${adoption.matchedBy})` }
-      : { owned: true, kind, detail: `owned by ${state.syncId} (metadata.managed_by), created by this sync (the platform does not date it; last changed ${mirror.updated_at})` };
+      : ownedSinceSeen(state, entity, mirror);
   }
   if (kind === 'system') return { owned: false, kind, detail: 'a system record (the tenant root or a system position): never touched' };
   if (kind === 'other_sync') return { owned: false, kind, detail: `managed by another sync (metadata.managed_by = ${String((mirror as PlatformDepartment).metadata.managed_by)}): never touched` };
   return { owned: false, kind, detail: `not owned by ${state.syncId} (no metadata.managed_by): never patched or removed (take it over with \`orgsync adopt\`)` };
+}
+
+function ownedSinceSeen(state: ExplainState, entity: EntityKind, r: PlatformRecord): RecordExplanation['ownership'] {
+  const seen = entity === 'members' ? undefined : state.trust.firstSeenOwned(entity, platformIdOf(entity, r));
+  return seen
+    ? { owned: true, kind: 'owned', since: seen, detail: `owned by ${state.syncId} (metadata.managed_by) since ${seen} (created by this sync; the time of the sync run that first saw it)` }
+    : { owned: true, kind: 'owned', detail: `owned by ${state.syncId} (metadata.managed_by), created by this sync (not dated: no sync run has recorded it yet)` };
 }
 
 const q = (v: unknown): string => JSON.stringify(v);

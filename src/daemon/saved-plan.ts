@@ -212,7 +212,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
   logger.info({ file, changes: plan.changes.length, created_at: saved.created_at }, 'applying a saved plan');
 
   // The trust state advances as in a sync run (missing-since counters, source counts, scope).
-  const trust = createRunTrust(deps.trust, config).prepare(desired, {}, clock.now());
+  const trust = createRunTrust(deps.trust, config, mirror).prepare(desired, {}, clock.now());
   calculatePlan(desired, plannerSnapshot(mirror, ownership), {
     syncId: config.sync.id,
     policy: config.sync.policy,

@@ -4,7 +4,9 @@
  */
 import type { Config } from '../config/schema.js';
 import type { DesiredState } from '../domain/index.js';
+import type { Mirror } from '../mirror/mirror.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
+import { MANAGED_BY_KEY } from '../planner/ownership.js';
 import { configScope, createTrustFilter, parseRemovalGrace, scopeFingerprint, sourceCounts, type PlanTrustFilter, type TrustObservation } from '../planner/trust/index.js';
 
 /** Overrides of one run (CLI flags). */
@@ -31,8 +33,17 @@ export interface RunTrust {
   prepare(desired: DesiredState, options: TrustRunOptions, now: number): PreparedTrust;
 }
 
-/** The trust part of runs of `config` over `store`. */
-export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sources' | 'sync'>): RunTrust {
+/** Departments and positions the mirror shows owned by `syncId`. */
+export function ownedPlatformRecords(mirror: Mirror, syncId: string): { entity: 'departments' | 'positions'; platformId: string }[] {
+  const out: { entity: 'departments' | 'positions'; platformId: string }[] = [];
+  for (const entity of ['departments', 'positions'] as const) {
+    for (const r of mirror.all(entity)) if (r.status !== 'deleted' && r.metadata?.[MANAGED_BY_KEY] === syncId) out.push({ entity, platformId: r.id });
+  }
+  return out;
+}
+
+/** The trust part of runs of `config` over `store`; with `mirror`, owned departments and positions get a first-seen date. */
+export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sources' | 'sync'>, mirror?: Mirror): RunTrust {
   return {
     prepare(desired, options, now) {
       const scope = configScope(config);
@@ -66,6 +77,7 @@ export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sou
             snapshot: sourceCounts(desired),
             missing: seen?.missing ?? [],
             scope: { fingerprint: scopeFingerprint(scope), scope },
+            ...(mirror ? { ownedSeen: ownedPlatformRecords(mirror, config.sync.id) } : {}),
           });
         },
       };

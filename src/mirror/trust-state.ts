@@ -1,7 +1,8 @@
 /**
  * Trust state of the reconcile (issue 10) in the state DB: the last good source snapshot counts per entity (shrink
  * guard), the records missing from the sources with when they were first missed and for how many consecutive runs
- * (grace period), the config scope fingerprint (scope guard) and the key that signs saved plan files.
+ * (grace period), the config scope fingerprint (scope guard), when departments and positions were first seen owned
+ * (the platform does not date them; for `orgsync explain`) and the key that signs saved plan files.
  */
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
@@ -29,6 +30,13 @@ CREATE TABLE IF NOT EXISTS scope_fingerprints (
   fingerprint TEXT NOT NULL,
   scope TEXT NOT NULL,
   recorded_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS owned_records_seen (
+  sync_id TEXT NOT NULL,
+  entity TEXT NOT NULL CHECK (entity IN ('departments', 'positions')),
+  platform_id TEXT NOT NULL,
+  first_seen_at TEXT NOT NULL,
+  PRIMARY KEY (sync_id, entity, platform_id)
 ) STRICT;
 CREATE TABLE IF NOT EXISTS plan_signing_keys (
   sync_id TEXT PRIMARY KEY,
@@ -77,6 +85,8 @@ export class TrustStateStore {
   private readonly selectKey: Database.Statement;
   private readonly insertKey: Database.Statement;
   private readonly selectOwnedFacts: Database.Statement;
+  private readonly insertSeen: Database.Statement;
+  private readonly selectSeen: Database.Statement;
   private readonly commitTx: (c: TrustCommit) => void;
 
   constructor(
@@ -103,7 +113,10 @@ export class TrustStateStore {
     this.selectKey = db.prepare('SELECT key_hex FROM plan_signing_keys WHERE sync_id = ?').pluck();
     this.insertKey = db.prepare('INSERT OR IGNORE INTO plan_signing_keys (sync_id, key_hex) VALUES (?, ?)');
     this.selectOwnedFacts = db.prepare('SELECT account_id AS accountId, origin, owned_since AS ownedSince FROM owned_members WHERE sync_id = ? AND third_user_id = ?');
+    this.insertSeen = db.prepare('INSERT OR IGNORE INTO owned_records_seen (sync_id, entity, platform_id, first_seen_at) VALUES (?, ?, ?, ?)');
+    this.selectSeen = db.prepare('SELECT first_seen_at FROM owned_records_seen WHERE sync_id = ? AND entity = ? AND platform_id = ?').pluck();
     this.commitTx = db.transaction((c: TrustCommit) => {
+      for (const r of c.ownedSeen ?? []) this.insertSeen.run(this.syncId, r.entity, r.platformId, c.at);
       for (const [entity, count] of Object.entries(c.snapshot) as [EntityKind, number][]) this.upsertSnapshot.run(this.syncId, entity, count, c.at);
       this.clearMissing.run(this.syncId);
       for (const m of c.missing) this.insertMissing.run(this.syncId, m.entity, m.key, m.firstMissingAt, m.runs);
@@ -149,6 +162,11 @@ export class TrustStateStore {
     return Buffer.from(this.selectKey.get(this.syncId) as string, 'hex');
   }
 
+  /** When a department or position was first seen owned by this sync (undefined: not recorded). */
+  firstSeenOwned(entity: 'departments' | 'positions', platformId: string): string | undefined {
+    return this.selectSeen.get(this.syncId, entity, platformId) as string | undefined;
+  }
+
   /** When and how this sync came to own a member (undefined when it does not). */
   memberOwnership(thirdId: string): MemberOwnershipFacts | undefined {
     return this.selectOwnedFacts.get(this.syncId, thirdId) as MemberOwnershipFacts | undefined;
@@ -163,4 +181,6 @@ export interface TrustCommit {
   /** The complete set of records missing after this run (replaces the previous set). */
   missing: MissingRecord[];
   scope?: { fingerprint: string; scope: Record<string, string> };
+  /** Departments and positions owned after the run (their first sighting is kept). */
+  ownedSeen?: { entity: 'departments' | 'positions'; platformId: string }[];
 }

@@ -72,7 +72,7 @@ describe('orgsync explain', () => {
     const d = await cli('explain', '--config', config, dept.id);
     expect(d.code).toBe(0);
     expect(d.stdout).toContain('departments eng (platform id');
-    expect(d.stdout).toContain('ownership:  owned by hr-sync (metadata.managed_by)');
+    expect(d.stdout).toMatch(/ownership: {2}owned by hr-sync \(metadata\.managed_by\) since \d{4}-\d\d-\d\dT[\d:.]+Z \(created by this sync/);
   });
 
   it('an unowned and a quarantined record are known (exit 0); an unknown key is NOT_FOUND (exit 1)', async () => {

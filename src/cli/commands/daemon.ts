@@ -137,7 +137,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           observer: runObserver,
           ...(run.signal ? { signal: run.signal } : {}),
           callStats: () => ({ ...stats }),
-          trust: createRunTrust(new TrustStateStore(db, config.sync.id), config),
+          trust: createRunTrust(new TrustStateStore(db, config.sync.id), config, mirror),
         },
         opts,
       );
