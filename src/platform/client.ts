@@ -233,8 +233,17 @@ export class PlatformClient implements OrgPlatformPort {
       body = JSON.stringify(spec.body);
       headers['content-type'] = 'application/json';
     }
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    if (signal?.aborted) throw signal.reason;
+    // One controller per attempt, aborted by the timeout or the caller's signal; both are detached when the attempt
+    // ends, so a long-lived shutdown signal collects no listeners across thousands of requests.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`timed out after ${this.timeoutMs} ms`));
+    }, this.timeoutMs);
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
     const t0 = this.clock.now();
     let status: number;
     let text: string;
@@ -246,7 +255,7 @@ export class PlatformClient implements OrgPlatformPort {
         method: spec.method,
         headers,
         body,
-        signal: combined,
+        signal: controller.signal,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
       });
@@ -255,7 +264,10 @@ export class PlatformClient implements OrgPlatformPort {
       text = await res.body.text();
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      throw this.transportError(target, err, timeout.aborted);
+      throw this.transportError(target, err, timedOut);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     }
     this.observer.onResponse?.(spec.method, spec.route, status, (this.clock.now() - t0) / 1000);
 
