@@ -95,9 +95,19 @@ function agentsOf(seed: Seed): EmulatorContext['agents'] {
 /** Builds the emulator app (routes, hooks, store, seed) without listening. */
 export async function buildEmulator(opts: BuildEmulatorOptions): Promise<BuiltEmulator> {
   const seed = parseSeed(opts.seed);
+  const db = openDatabase(opts.dbPath);
+  try {
+    return await assemble(opts, seed, db);
+  } catch (err) {
+    // A failing area must not leave the database (a --db file) open.
+    db.close();
+    throw err;
+  }
+}
+
+async function assemble(opts: BuildEmulatorOptions, seed: Seed, db: Database.Database): Promise<BuiltEmulator> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
-  const db = openDatabase(opts.dbPath);
   const registry = new CredentialRegistry();
   const rateLimiter = new TokenBucketLimiter(clock);
   let baseUrl = '';
