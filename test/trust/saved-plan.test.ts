@@ -62,6 +62,7 @@ describe('orgsync plan --out / orgsync apply', () => {
     const applied = await cli('apply', planFile, '--config', config);
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(/^sync hr-sync: applied \(exit 0\)/);
+    expect(applied.stdout).toMatch(/API calls: [1-9]\d*, 429s: 0/);
     expect(await writeCalls(emulator)).toBe(listed);
     expect((await members()).map((m) => m.third_user_id).filter(Boolean).sort()).toEqual(['u1', 'u2', 'u3']);
     expect((await cli('plan', '--config', config, '--detailed-exitcode')).code).toBe(0);

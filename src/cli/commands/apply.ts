@@ -51,6 +51,7 @@ Examples:
                 readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, ...(signal ? { signal } : {}) }),
                 signal: ctx.shutdownSignal,
                 observer: progress.observer,
+                callStats: env.callStats,
               },
               file,
             );

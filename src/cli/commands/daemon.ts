@@ -39,6 +39,8 @@ export interface RunEnvironment {
   run(options: RunOnceOptions, run: { logger?: Logger; signal?: AbortSignal }): Promise<RunSummary>;
   /** The run_id of the last run started without its own logger (`orgsync sync` records the run under it). */
   lastRunId: string | undefined;
+  /** Requests made and 429s seen by this environment's client so far (`orgsync apply` reports them). */
+  callStats(): { requests: number; rateLimited: number };
   /** Releases the lease, closes the client and the state DB. */
   close(): Promise<void>;
 }
@@ -119,6 +121,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     client,
     clock,
     lastRunId: undefined,
+    callStats: () => ({ ...stats }),
     run(opts, run) {
       let log = run.logger;
       if (!log) {
