@@ -157,3 +157,33 @@ describe('config scope guard', () => {
     expect(await liveMembers()).toEqual(['c1', 's1', 's2', 's3', 's4']);
   });
 });
+
+describe('shrink guard through the CLI', () => {
+  it('a 30% smaller CSV export: plan and sync exit 3 with the reason, nothing written; --allow-source-shrink applies it', async () => {
+    const rows = Array.from({ length: 10 }, (_, i) => [`m${i}`, `Member ${i}`, `m${i}@acme.test`]);
+    const write = (n: number): void => writeFileSync(join(dir, 'staff.csv'), ['id,name,email', ...rows.slice(0, n).map((r) => r.join(','))].join('\n') + '\n');
+    const config = join(dir, 'orgsync.yaml');
+    writeFileSync(
+      config,
+      `${header()}sync:\n  id: hr-sync\n  delete_threshold: { max_count: 500, max_percent: 100 }\nsources:\n  - name: staff\n    type: csv\n    members: { file: staff.csv, fields: { id: id, display_name: name, email: email } }\n`,
+    );
+    write(10);
+    expect((await cli('sync', '--config', config)).code).toBe(0);
+    write(7);
+    const before = await writeCalls(emulator);
+    const planned = await cli('plan', '--config', config, '--output', 'json');
+    expect(planned.code).toBe(3);
+    const doc = JSON.parse(planned.stdout);
+    expect(doc.refusal.guard).toBe('source_shrink');
+    expect(doc.summary.members.remove).toBe(0);
+    expect(doc.withheld.map((w: { third_id: string }) => w.third_id).sort()).toEqual(['m7', 'm8', 'm9']);
+    const refused = await cli('sync', '--config', config);
+    expect(refused.code).toBe(3);
+    expect(refused.stdout).toContain('REFUSED by source_shrink');
+    expect(refused.stderr).toMatch(/^orgsync: the sources shrank against the last good read: members 10 -> 7 \(-30%\), more than sync\.max_source_shrink_percent 10/m);
+    expect(await writeCalls(emulator)).toBe(before);
+    const accepted = await cli('sync', '--config', config, '--allow-source-shrink');
+    expect(accepted.code).toBe(0);
+    expect(await liveMembers()).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6']);
+  });
+});
