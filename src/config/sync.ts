@@ -78,7 +78,7 @@ export const syncConfigSchema = z
       .min(0)
       .max(100)
       .default(10)
-      .describe('Shrink guard: when an entity\'s source count drops by more than this percent against the last good read, no removals of it are planned and the run stops with exit 3 (unless `--allow-source-shrink`).'),
+      .describe('Shrink guard: when an entity\'s source count drops by more than this percent (and by at least two records) against the last good read, no removals of it are planned and the run stops with exit 3 (unless `--allow-source-shrink`).'),
     removal_grace: removalGraceSchema,
   })
   .default({

@@ -73,6 +73,9 @@ describe('trust filter', () => {
 
   it('a shrink that also trips the delete threshold is reported as the threshold, naming the shrink; --allow-deletes N accepts both', () => {
     expect(findSourceShrink({ members: 7 }, { members: 10 }, 10)).toEqual([{ entity: 'members', previous: 10, current: 7, dropPercent: 30 }]);
+    // One record gone is never a shrink (5 -> 4 is 20%, but one person leaving); two are.
+    expect(findSourceShrink({ members: 4 }, { members: 5 }, 10)).toEqual([]);
+    expect(findSourceShrink({ members: 3, departments: 2 }, { members: 5, departments: 2 }, 10)).toEqual([{ entity: 'members', previous: 5, current: 3, dropPercent: 40 }]);
     const changes = [removal('members', 'u7'), removal('members', 'u8'), removal('members', 'u9')];
     const filter = createTrustFilter({ ...base, lastSnapshot: { members: 10 }, desired: { ...desired, members: desired.members.concat(Array.from({ length: 6 }, (_, i) => ({ ...desired.members[0]!, source_id: `x${i}` }))) } });
     const r = filter(changes, threshold);

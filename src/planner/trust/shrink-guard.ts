@@ -6,6 +6,12 @@
 import type { DesiredState, EntityKind, PlanRefusal } from '../../domain/index.js';
 import { ENTITY_KINDS } from '../../domain/index.js';
 
+/**
+ * The smallest drop (in records) the guard acts on: one record gone is one person leaving, never a truncated read,
+ * and in a small directory it alone is more than 10%.
+ */
+export const MIN_SHRINK_DROP = 2;
+
 /** One entity over the limit. */
 export interface ShrinkFinding {
   entity: EntityKind;
@@ -22,13 +28,13 @@ export function sourceCounts(desired: Pick<DesiredState, 'departments' | 'positi
   return out;
 }
 
-/** Entities whose count dropped by more than `maxPercent` against `previous` (entities never recorded are skipped). */
+/** Entities whose count dropped by more than `maxPercent` (and by at least MIN_SHRINK_DROP records) against `previous`; entities never recorded are skipped. */
 export function findSourceShrink(current: Partial<Record<EntityKind, number>>, previous: Partial<Record<EntityKind, number>>, maxPercent: number): ShrinkFinding[] {
   const out: ShrinkFinding[] = [];
   for (const e of ENTITY_KINDS) {
     const before = previous[e];
     const now = current[e];
-    if (before === undefined || now === undefined || before <= 0 || now >= before) continue;
+    if (before === undefined || now === undefined || before <= 0 || before - now < MIN_SHRINK_DROP) continue;
     const drop = ((before - now) * 100) / before;
     if (drop > maxPercent) out.push({ entity: e, previous: before, current: now, dropPercent: Math.round(drop * 10) / 10 });
   }
