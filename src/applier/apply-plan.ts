@@ -103,7 +103,11 @@ const emptyCounts = (): ApplyCounts => {
 
 /** Executes `changes` (in plan order; independent ones in parallel) and reports every change's outcome. */
 export async function applyChanges(changes: readonly Change[], deps: ApplierDeps, options: ApplyOptions = {}): Promise<ApplyResult> {
-  const created = new Map<string, string>();
+  // Platform ids of created records, kept only for the changes something refers to (PlanRefs always come with a
+  // dependsOn entry), so 100,000 member creates do not keep 100,000 ids.
+  const referenced = new Set<string>();
+  for (const c of changes) for (const d of c.dependsOn) referenced.add(d);
+  const created = new KeptIds(referenced);
   const results = new Map<string, ChangeResult>();
   const log = deps.logger;
   let refreshing: Promise<void> = Promise.resolve();
@@ -173,10 +177,22 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   return { results: ordered, applied, byStatus, stopped: options.signal?.aborted === true && byStatus.not_started > 0 };
 }
 
+/** Change id -> platform id of the record it created (or took over), for the ids in `keep` only. */
+class KeptIds {
+  private readonly ids = new Map<string, string>();
+  constructor(private readonly keep: ReadonlySet<string>) {}
+  set(changeId: string, platformId: string): void {
+    if (this.keep.has(changeId)) this.ids.set(changeId, platformId);
+  }
+  get(changeId: string): string | undefined {
+    return this.ids.get(changeId);
+  }
+}
+
 interface StepContext {
   deps: ApplierDeps;
-  /** Change id -> platform id of the record it created (or took over). */
-  created: Map<string, string>;
+  /** Change id -> platform id of the record it created (or took over), for changes others refer to. */
+  created: KeptIds;
   refresh(entities: readonly EntityKind[]): Promise<void>;
   now(): string;
   /** Queues a state-DB write and waits until it is committed. */
@@ -199,7 +215,7 @@ interface Executor {
 }
 
 /** Resolves PlanRefs in a request body to the platform ids created earlier in the run. */
-function resolveBody(body: Record<string, PlanValue> | undefined, created: ReadonlyMap<string, string>): Record<string, unknown> {
+function resolveBody(body: Record<string, PlanValue> | undefined, created: KeptIds): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body ?? {})) {
     if (isPlanRef(v)) {
@@ -212,7 +228,7 @@ function resolveBody(body: Record<string, PlanValue> | undefined, created: Reado
 }
 
 /** The platform id a PATCH/DELETE targets (the last path segment, or a `{ref:<id>}`). */
-function targetId(c: Change, created: ReadonlyMap<string, string>): string {
+function targetId(c: Change, created: KeptIds): string {
   const path = c.request?.path ?? '';
   const m = /\{ref:([^}]+)\}$/.exec(path);
   if (m) {

@@ -2,6 +2,7 @@
  * A dependency-aware executor: runs tasks with bounded concurrency, each once every task it depends on succeeded.
  * A task whose prerequisite did not succeed is skipped (partial apply by dependency); nothing new starts once the
  * stop signal fires or the failure bound is reached, and tasks in flight always finish.
+ * Book-keeping is by plan position in typed arrays, so a plan of 100,000 changes costs little memory.
  */
 
 /** How one task ended. */
@@ -26,42 +27,45 @@ export interface ExecutorOptions<T extends Task> {
   signal?: AbortSignal;
 }
 
-/** Runs `tasks` (a valid sequential order) and returns each task's status. */
+const PENDING = 0;
+const OK = 1;
+const FAILED = 2;
+const SKIPPED = 3;
+const NAMES: Record<number, TaskStatus> = { [PENDING]: 'not_started', [OK]: 'ok', [FAILED]: 'failed', [SKIPPED]: 'skipped' };
+
+/** Runs `tasks` (a valid sequential order) and returns each task's status, by id. */
 export async function runTasks<T extends Task>(tasks: readonly T[], options: ExecutorOptions<T>): Promise<Map<string, TaskStatus>> {
-  const status = new Map<string, TaskStatus>();
-  const byId = new Map<string, T>();
-  const waiting = new Map<string, number>();
-  const dependents = new Map<string, string[]>();
-  for (const t of tasks) byId.set(t.id, t);
-  for (const t of tasks) {
-    let n = 0;
-    for (const d of t.dependsOn) {
-      if (!byId.has(d)) continue; // a prerequisite outside this run (e.g. done earlier) does not hold it back
-      n += 1;
-      const list = dependents.get(d);
-      if (list) list.push(t.id);
-      else dependents.set(d, [t.id]);
-    }
-    waiting.set(t.id, n);
-  }
-  // Ready tasks leave in plan order (a min-heap of plan positions).
+  const n = tasks.length;
   const index = new Map<string, number>();
   tasks.forEach((t, i) => index.set(t.id, i));
+  const state = new Uint8Array(n);
+  const started = new Uint8Array(n);
+  const waiting = new Int32Array(n);
+  const dependents: (number[] | undefined)[] = new Array<number[] | undefined>(n);
+  for (let i = 0; i < n; i++) {
+    for (const d of tasks[i]!.dependsOn) {
+      const j = index.get(d);
+      if (j === undefined) continue; // a prerequisite outside this run (done earlier) does not hold it back
+      waiting[i]! += 1;
+      (dependents[j] ??= []).push(i);
+    }
+  }
+  // Ready tasks leave in plan order (a min-heap of plan positions).
   const ready = new MinHeap();
-  for (const t of tasks) if (waiting.get(t.id) === 0) ready.push(index.get(t.id)!);
+  for (let i = 0; i < n; i++) if (waiting[i] === 0) ready.push(i);
   let failures = 0;
   const maxFailures = options.maxFailures ?? Number.POSITIVE_INFINITY;
   const concurrency = Math.max(1, options.concurrency);
   let inFlight = 0;
 
-  const skip = (id: string, cause: string): void => {
-    const stack = [id];
+  const skip = (from: number, cause: string): void => {
+    const stack = [from];
     while (stack.length > 0) {
       const cur = stack.pop()!;
-      if (status.has(cur)) continue;
-      status.set(cur, 'skipped');
-      options.onSkip?.(byId.get(cur)!, cause);
-      for (const d of dependents.get(cur) ?? []) stack.push(d);
+      if (state[cur] !== PENDING || started[cur]) continue;
+      state[cur] = SKIPPED;
+      options.onSkip?.(tasks[cur]!, cause);
+      for (const d of dependents[cur] ?? []) stack.push(d);
     }
   };
 
@@ -69,27 +73,27 @@ export async function runTasks<T extends Task>(tasks: readonly T[], options: Exe
     const pump = (): void => {
       const stopping = options.signal?.aborted === true || failures >= maxFailures;
       while (!stopping && inFlight < concurrency && ready.size > 0) {
-        const t = tasks[ready.pop()]!;
-        if (status.has(t.id)) continue;
+        const i = ready.pop();
+        if (state[i] !== PENDING || started[i]) continue;
+        started[i] = 1;
         inFlight += 1;
         void (async () => {
           let ok = false;
           try {
-            ok = await options.run(t);
+            ok = await options.run(tasks[i]!);
           } catch {
             ok = false;
           }
           inFlight -= 1;
-          status.set(t.id, ok ? 'ok' : 'failed');
+          state[i] = ok ? OK : FAILED;
           if (ok) {
-            for (const d of dependents.get(t.id) ?? []) {
-              const left = waiting.get(d)! - 1;
-              waiting.set(d, left);
-              if (left === 0 && !status.has(d)) ready.push(index.get(d)!);
+            for (const d of dependents[i] ?? []) {
+              waiting[d]! -= 1;
+              if (waiting[d] === 0 && state[d] === PENDING) ready.push(d);
             }
           } else {
             failures += 1;
-            for (const d of dependents.get(t.id) ?? []) skip(d, t.id);
+            for (const d of dependents[i] ?? []) skip(d, tasks[i]!.id);
           }
           pump();
         })();
@@ -98,8 +102,9 @@ export async function runTasks<T extends Task>(tasks: readonly T[], options: Exe
     };
     pump();
   });
-  for (const t of tasks) if (!status.has(t.id)) status.set(t.id, 'not_started');
-  return status;
+  const out = new Map<string, TaskStatus>();
+  for (let i = 0; i < n; i++) out.set(tasks[i]!.id, NAMES[state[i]!]!);
+  return out;
 }
 
 /** A binary min-heap of numbers. */

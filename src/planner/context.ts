@@ -34,6 +34,24 @@ export interface DiffContext {
   warnings: PlanWarning[];
   /** Third ids of creates this sync started but may not have recorded. */
   pending: NonNullable<PlannerSnapshot['pendingCreates']>;
+  /** Shared values per target (thousands of members point at the same department: one object, one array). */
+  cache?: { values: Map<Target, string | PlanRef>; deps: Map<Target, string[]> };
+}
+
+/** targetValue, shared per target within one plan. */
+export function sharedValue(ctx: DiffContext, t: Target): string | PlanRef {
+  const cache = (ctx.cache ??= { values: new Map(), deps: new Map() });
+  let v = cache.values.get(t);
+  if (v === undefined) cache.values.set(t, (v = targetValue(t)));
+  return v;
+}
+
+/** depsOf(t), shared per target within one plan. */
+export function sharedDeps(ctx: DiffContext, t: Target): string[] {
+  const cache = (ctx.cache ??= { values: new Map(), deps: new Map() });
+  let v = cache.deps.get(t);
+  if (v === undefined) cache.deps.set(t, (v = depsOf(t)));
+  return v;
 }
 
 /** No dependencies (shared frozen array: keeps large plans small). */

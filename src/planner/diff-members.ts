@@ -1,6 +1,6 @@
 /** Members: desired x mirror x ownership -> create / adopt / update / remove (see calculate-plan.ts). */
 import type { Change, DesiredMember, PlanValue, PlatformMember } from '../domain/index.js';
-import { type DiffContext, type Target, depsOf, NO_DEPS, targetPath, targetValue } from './context.js';
+import { type DiffContext, type Target, NO_DEPS, sharedDeps, sharedValue, targetPath } from './context.js';
 import { normEmail, normPhone, normText } from './normalise.js';
 import { memberOwnership } from './ownership.js';
 
@@ -40,17 +40,24 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
   const ownedAccounts = new Set(ownedMembers.values());
   const liveByThird = new Map<string, PlatformMember>();
   const liveByAccount = new Map<string, PlatformMember>();
-  const liveByEmail = new Map<string, PlatformMember>();
-  const liveByPhone = new Map<string, PlatformMember>();
   let ownedCount = 0;
   for (const m of all) {
     if (m.status === 'left') continue;
     liveByAccount.set(m.account_id, m);
     if (m.third_user_id !== '') liveByThird.set(m.third_user_id, m);
-    if (m.email !== '') liveByEmail.set(normEmail(m.email), m);
-    if (m.phone !== '') liveByPhone.set(normPhone(m.phone), m);
     if (ownedAccounts.has(m.account_id)) ownedCount += 1;
   }
+  // Built only when some desired member has no live record under its third id (never in a steady-state run).
+  let contacts: { byEmail: Map<string, PlatformMember>; byPhone: Map<string, PlatformMember> } | undefined;
+  const contactIndex = () => {
+    if (contacts) return contacts;
+    contacts = { byEmail: new Map(), byPhone: new Map() };
+    for (const m of liveByAccount.values()) {
+      if (m.email !== '') contacts.byEmail.set(normEmail(m.email), m);
+      if (m.phone !== '') contacts.byPhone.set(normPhone(m.phone), m);
+    }
+    return contacts;
+  };
   const upserts: Change[] = [];
   const removals: Change[] = [];
   const leaving = new Map<string, string[]>();
@@ -140,7 +147,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
       before.third_user_id = m.third_user_id;
     }
     if (dept !== undefined && dept !== currentDept(m)) {
-      fields.department_id = targetValue(dept);
+      fields.department_id = sharedValue(ctx, dept);
       before.department_id = m.department_id;
     }
     const want = d.status === 'suspended' ? 'suspended' : 'active';
@@ -197,7 +204,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
       fields,
       before,
       ...(keys.length > 0 ? { request: { method: 'PATCH' as const, path: `/org/members/${encodeURIComponent(m.account_id)}`, body: fields } } : {}),
-      dependsOn: dept === undefined ? NO_DEPS : depsOf(dept),
+      dependsOn: dept === undefined ? NO_DEPS : sharedDeps(ctx, dept),
       ...(adoptedBy === undefined ? {} : { adoptedBy }),
     });
     if (leavesDept) push(leaving, current, id);
@@ -245,7 +252,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
       continue;
     }
     // No live record with this third id: is the person already a member under another id (phone first, then e-mail)?
-    const other = (d.phone ? liveByPhone.get(normPhone(d.phone)) : undefined) ?? (d.email ? liveByEmail.get(normEmail(d.email)) : undefined);
+    const other = d.phone || d.email ? ((d.phone ? contactIndex().byPhone.get(normPhone(d.phone)) : undefined) ?? (d.email ? contactIndex().byEmail.get(normEmail(d.email)) : undefined)) : undefined;
     if (other && !taken.has(other.account_id)) {
       if (memberOwnership(other, ownedAccounts) === 'owned') {
         // Ours under an old third id: re-key it rather than create a duplicate.
@@ -272,7 +279,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
     if (d.email) fields.email = normEmail(d.email);
     if (d.phone) fields.phone = normPhone(d.phone);
     if (d.title !== undefined && d.title !== '') fields.title = normText(d.title);
-    if (dept !== undefined && dept !== '') fields.department_id = targetValue(dept);
+    if (dept !== undefined && dept !== '') fields.department_id = sharedValue(ctx, dept);
     const id = `members:create:${sid}`;
     const rehire = ownedAccount !== undefined;
     upserts.push({
@@ -285,7 +292,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
       reason: rehire ? 're-hire: the member left and is in the source again' : 'missing on the platform',
       fields,
       request: { method: 'POST', path: '/org/members', body: fields },
-      dependsOn: dept === undefined ? NO_DEPS : depsOf(dept),
+      dependsOn: dept === undefined ? NO_DEPS : sharedDeps(ctx, dept),
     });
     if (d.status === 'suspended') {
       const sf: Record<string, PlanValue> = { status: 'suspended' };
