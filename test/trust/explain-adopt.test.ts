@@ -1,5 +1,5 @@
 /** orgsync explain, adopt and release through the CLI against the emulator (CSV source). */
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -145,5 +145,23 @@ describe('orgsync adopt / release', () => {
     const back = await api<PlatformDepartment>('GET', `/org/departments/${made.id}`);
     expect(back.metadata).toEqual({ cost_center: '42' });
     expect(back.status).toBe('active');
+  });
+});
+
+describe('orgsync explain on a merged record', () => {
+  it('names the source each mapped field came from', async () => {
+    writeFileSync(join(dir, 'titles.csv'), 'id,title\nu1,Staff Engineer\n');
+    const merged = join(dir, 'merged.yaml');
+    writeFileSync(
+      merged,
+      readFileSync(config, 'utf8').replace(
+        'log:\n',
+        `  - name: titles\n    type: csv\n    members: { file: titles.csv, fields: { id: id, display_name: id, title: title } }\nlog:\n`,
+      ),
+    );
+    const r = await cli('explain', '--config', merged, 'u1');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/display_name +"Ann Lee" +from hr/);
+    expect(r.stdout).toMatch(/title +"Staff Engineer" +from titles/);
   });
 });
