@@ -120,6 +120,15 @@ describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', (
     expect(state.members[0]!.department_source_id).toBe('ENG-PLAT');
   });
 
+  it('reads positions from entries with their own filter', async () => {
+    const state = await read([source({ positions: { filter: '(objectClass=organizationalRole)', scope: 'one', fields: { id: 'cn', name: 'cn', description: 'description' } } })]);
+    expect(state.positions.map((p) => [p.source_id, p.name, p.description, p.origin!.location])).toEqual([
+      ['Engineer', 'Engineer', 'Builds things', 'cn=Engineer,dc=example,dc=org'],
+      ['Accountant', 'Accountant', undefined, 'cn=Accountant,dc=example,dc=org'],
+    ]);
+    expect(state.provided.positions).toBe(true);
+  });
+
   it('maps fields with a template and custom filters', async () => {
     const state = await read([source({ departments: false, members: { filter: '(&(objectClass=inetOrgPerson)(mail=*))', fields: { id: 'dn', display_name: '{sn}, {cn}' } } })]);
     expect(state.members.map((m) => [m.source_id, m.display_name])).toEqual([
