@@ -84,5 +84,14 @@ describe('CSV connector on good data (the issue-4 config)', () => {
       'source "hr": members: good/no-header.csv: without a header, map columns by number ("1", "2", ...), not "id"',
     );
   });
+
+  it('stops when the run is aborted, never returning a partial directory', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const { readDesiredState } = await import('../../src/sources/index.js');
+    const { sourcesConfig } = await import('./support.js');
+    const { silentLogger } = await import('../../src/shared/logger.js');
+    await expect(readDesiredState(sourcesConfig([csvSource()]), { env: {}, logger: silentLogger, signal: ac.signal })).rejects.toMatchObject({ name: 'AbortError' });
+  });
 });
 
