@@ -41,7 +41,8 @@ export async function readSource(source: SourceConfig, ctx: SourceReadContext): 
         return await readLdapSource(source, ctx);
     }
   } catch (err) {
-    if (isOrgsyncError(err)) throw err;
+    // A stopped run surfaces as the abort itself, for the caller's shutdown handling.
+    if (isOrgsyncError(err) || ctx.signal?.aborted) throw err;
     throw sourceUnreadable(source.name, (err as Error)?.message ?? String(err), err);
   }
 }
