@@ -201,11 +201,13 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     }
   };
   await refresh();
+  const refreshedAt = clock.now();
   const mirrorHash = mirrorStateHash(mirror, ownership);
   if (mirrorHash !== saved.inputs.mirror_hash) {
     throw refused(file, `the platform changed since the plan was made (${saved.created_at}): the mirror state differs; nothing applied, make a new plan`);
   }
   const desired = await deps.readDesiredState(deps.signal);
+  const readAt = clock.now();
   if (sourceSnapshotHash(desired) !== saved.inputs.source_hash) {
     throw refused(file, `the sources changed since the plan was made (${saved.created_at}); nothing applied, make a new plan`);
   }
@@ -223,6 +225,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     ...(config.sync.root_department !== undefined ? { rootDepartment: config.sync.root_department } : {}),
   });
 
+  const plannedAt = clock.now();
   deps.observer?.onPlan?.(plan, desired);
   deps.observer?.onApplyStart?.(plan.changes.length);
   const result = await applyChanges(
@@ -239,7 +242,9 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
   if (!result.stopped) trust.commit();
   const partial = failures.length > 0 || desired.quarantine.length > 0;
   const calls = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
-  const summary: RunSummary = {
+  // Where the time went (RunSummary.phases, as runOnce reports it); the plan itself was made by `orgsync plan`.
+  const phases = { refreshMs: refreshedAt - started, sourcesMs: readAt - refreshedAt, planMs: plannedAt - readAt, applyMs: clock.now() - plannedAt };
+  const summary = {
     syncId: config.sync.id,
     mode: 'apply',
     result: result.stopped ? 'stopped' : partial ? 'partial' : plan.changes.length === 0 ? 'in_sync' : 'applied',
@@ -256,8 +261,9 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     notConverged: [],
     apiCalls: calls.requests - callsAtStart.requests,
     rateLimited: calls.rateLimited - callsAtStart.rateLimited,
+    phases,
     ...(result.stopped ? { error: 'stopped by a shutdown signal: writes in flight finished, nothing new was started' } : {}),
-  };
+  } as RunSummary;
   return summary;
 }
 
