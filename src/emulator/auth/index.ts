@@ -46,7 +46,7 @@ async function registerRoutes(app: FastifyInstance, state: AuthState): Promise<v
     return reply.header('cache-control', 'public, max-age=60').send(keySet(state));
   });
 
-  app.post(TOKEN_PATH, { config: { errorShape: 'envelope' } }, async (req, reply) => {
+  app.post(TOKEN_PATH, { config: { errorShape: 'oauth' } }, async (req, reply) => {
     const result = await handleTokenRequest(state, req.body, req.headers.authorization);
     return reply.code(result.status).headers(NO_STORE).send(result.body);
   });

@@ -49,7 +49,17 @@ export const conflict = (message: string, code = 'conflict') => new ApiError(409
 export const forbidden = (message: string, code = 'scope_denied') => new ApiError(403, code, message);
 export const unauthorized = (message: string, code = 'invalid_api_key') => new ApiError(401, code, message);
 
-export type ErrorShape = 'org' | 'envelope';
+/**
+ * `oauth` is the token endpoint's shape: shape 1 (as the spec says) with RFC 6749's `error` string and
+ * `error_description` alongside, because OAuth client libraries (openid-client, oauth4webapi) read those.
+ */
+export type ErrorShape = 'org' | 'envelope' | 'oauth';
+
+/** Our error codes -> the RFC 6749 section 5.2 codes OAuth clients expect. */
+const OAUTH_ERROR_CODES: Record<string, string> = {
+  invalid_client_credentials: 'invalid_client',
+  invalid_argument: 'invalid_request',
+};
 
 /** The request id of this request (fastify's req.id), echoed as meta.request_id / traceId. */
 export function requestId(req: FastifyRequest): string {
@@ -60,6 +70,9 @@ export function requestId(req: FastifyRequest): string {
 export function errorBody(shape: ErrorShape, status: number, code: string, message: string, reqId: string): Record<string, unknown> {
   const shape2 = { error: { code, message }, meta: { request_id: reqId } };
   if (shape === 'org') return shape2;
+  if (shape === 'oauth') {
+    return { success: false, code: envelopeCode(status), message, traceId: reqId, data: null, error: OAUTH_ERROR_CODES[code] ?? code, error_description: message, meta: { request_id: reqId } };
+  }
   return { success: false, code: envelopeCode(status), message, traceId: reqId, data: null, ...shape2 };
 }
 

@@ -140,11 +140,11 @@ declare module 'fastify' {
     /** The authenticated caller, set by `ctx.authorize(...)`. */
     principal?: Principal;
     /** The error body shape of this request, set by `ctx.authorize(...)` (falls back to the route config / URL). */
-    errorShape?: 'org' | 'envelope';
+    errorShape?: 'org' | 'envelope' | 'oauth';
   }
   interface FastifyContextConfig {
     /** The error body shape of the route (optional; `ctx.authorize` sets it per request too). */
-    errorShape?: 'org' | 'envelope';
+    errorShape?: 'org' | 'envelope' | 'oauth';
   }
 }
 

@@ -21,6 +21,8 @@ function expectInvalidGrant(res: { status: number; body: { success: boolean; mes
   expect(res.status).toBe(400);
   expect(res.body.success).toBe(false);
   expect(res.body.message).toContain('invalid_grant');
+  // RFC 6749 section 5.2, for OAuth client libraries.
+  expect((res.body as unknown as { error: string }).error).toBe('invalid_grant');
 }
 
 describe('authorization_code and refresh_token', () => {
@@ -103,7 +105,7 @@ describe('authorization_code and refresh_token', () => {
     const code = await authorizationCode(emu);
     const res = await exchange(emu, code, { client_secret: 'wrong' });
     expect(res.status).toBe(401);
-    expect(res.body).toMatchObject({ success: false, code: 4010, error: { code: 'invalid_client_credentials' } });
+    expect(res.body).toMatchObject({ success: false, code: 4010, error: 'invalid_client' });
   });
 
   it('refresh rotates: new tokens and a new refresh token; the old refresh token is invalid at once', async () => {

@@ -72,15 +72,15 @@ describe('openid-client against the emulator', () => {
     const config = await discover(emu);
     const code = await authorizationCode(emu);
     await client.authorizationCodeGrant(config, callbackUrl(code));
-    // The token endpoint answers errors in the spec's envelope (shape 1), so the client reports the raw response.
+    // The token endpoint answers shape 1 with RFC 6749's error string alongside, so the client reports an OAuth error.
     const failure = await client.authorizationCodeGrant(config, callbackUrl(code)).then(
       () => undefined,
-      (err: unknown) => err as { cause?: unknown },
+      (err: unknown) => err as { name?: string; error?: string; status?: number; error_description?: string },
     );
-    expect(failure?.cause).toBeInstanceOf(Response);
-    const response = failure!.cause as Response;
-    expect(response.status).toBe(400);
-    expect(((await response.json()) as { message: string }).message).toContain('invalid_grant');
+    expect(failure?.name).toBe('ResponseBodyError');
+    expect(failure?.error).toBe('invalid_grant');
+    expect(failure?.status).toBe(400);
+    expect(failure?.error_description).toContain('invalid_grant');
   });
 });
 

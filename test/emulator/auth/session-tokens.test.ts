@@ -61,7 +61,7 @@ describe('client_credentials and runtime_access', () => {
   it('capability_bindings cannot widen the client capabilities', async () => {
     const res = await emu.json('POST', TOKEN, { body: { grant_type: 'client_credentials', client_id: rt.id, client_secret: rt.secret, capability_bindings: ['kb.read', 'kb.write'] } });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ success: false, code: 4000, error: { code: 'invalid_argument' } });
+    expect(res.body).toMatchObject({ success: false, code: 4000, error: 'invalid_request' });
     expect(res.body.message).toContain('kb.write');
   });
 
@@ -139,7 +139,7 @@ describe('request validation', () => {
         const { [field]: _dropped, ...rest } = fields;
         const res = await emu.form(TOKEN, rest);
         expect(res.status).toBe(400);
-        expect(res.body).toMatchObject({ success: false, code: 4000, error: { code: 'invalid_argument' } });
+        expect(res.body).toMatchObject({ success: false, code: 4000, error: 'invalid_request' });
         expect(res.body.message).toBe(`${field}: required`);
         expect(typeof res.body.traceId).toBe('string');
       });
@@ -186,7 +186,7 @@ describe('request validation', () => {
       const { traceId: _t, meta: _m, ...rest } = res.body;
       bodies.push(rest);
     }
-    expect(bodies[0]).toEqual({ success: false, code: 4010, message: 'client authentication failed', data: null, error: { code: 'invalid_client_credentials', message: 'client authentication failed' } });
+    expect(bodies[0]).toEqual({ success: false, code: 4010, message: 'client authentication failed', data: null, error: 'invalid_client', error_description: 'client authentication failed' });
     expect(bodies[1]).toEqual(bodies[0]);
     expect(bodies[2]).toEqual(bodies[0]);
   });
@@ -194,10 +194,10 @@ describe('request validation', () => {
   it('an h5_app client cannot use client_credentials and a runtime client cannot exchange codes', async () => {
     const h5 = await emu.form(TOKEN, { grant_type: 'client_credentials', client_id: CLIENTS.h5.id, client_secret: CLIENTS.h5.secret });
     expect(h5.status).toBe(400);
-    expect(h5.body.error.code).toBe('unauthorized_client');
+    expect(h5.body.error).toBe('unauthorized_client');
     const runtime = await emu.form(TOKEN, { ...complete.refresh_token!, client_id: rt.id, client_secret: rt.secret });
     expect(runtime.status).toBe(400);
-    expect(runtime.body.error.code).toBe('unauthorized_client');
+    expect(runtime.body.error).toBe('unauthorized_client');
   });
 });
 
@@ -210,7 +210,7 @@ describe('rate limit per client_id', () => {
       for (let i = 0; i < 3; i++) expect((await request(rt)).status).toBe(200);
       const limited = await request(rt);
       expect(limited.status).toBe(429);
-      expect(limited.body).toMatchObject({ success: false, code: 4290, error: { code: 'rate_limited' } });
+      expect(limited.body).toMatchObject({ success: false, code: 4290, error: 'rate_limited' });
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       // Wrong secrets count too: the limit is per client_id, before authentication.
       expect((await emu.form(TOKEN, { grant_type: 'client_credentials', client_id: rt.id, client_secret: 'guess' })).status).toBe(429);
