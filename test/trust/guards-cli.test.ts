@@ -187,3 +187,27 @@ describe('shrink guard through the CLI', () => {
     expect(await liveMembers()).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6']);
   });
 });
+
+describe('grace period through the CLI', () => {
+  it('with removal_grace { runs: 2 }: a member gone from the export stays one run (exit 0, in sync for --detailed-exitcode), then goes', async () => {
+    const rows = Array.from({ length: 5 }, (_, i) => [`g${i}`, `Grace ${i}`, `g${i}@acme.test`]);
+    const write = (n: number): void => writeFileSync(join(dir, 'staff.csv'), ['id,name,email', ...rows.slice(0, n).map((r) => r.join(','))].join('\n') + '\n');
+    const config = join(dir, 'orgsync.yaml');
+    writeFileSync(
+      config,
+      `${header()}sync:\n  id: hr-sync\n  removal_grace: { runs: 2 }\nsources:\n  - name: staff\n    type: csv\n    members: { file: staff.csv, fields: { id: id, display_name: name, email: email } }\n`,
+    );
+    write(5);
+    expect((await cli('sync', '--config', config)).code).toBe(0);
+    write(4);
+    const planned = await cli('plan', '--config', config, '--detailed-exitcode');
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toMatch(/withheld \(1\)\n {2}\. members remove g4: .*grace: missing from the sources in 1 of 2 consecutive runs; removed on run 2/);
+    const first = await cli('sync', '--config', config);
+    expect(first.code).toBe(0);
+    expect(await liveMembers()).toContain('g4');
+    const second = await cli('sync', '--config', config);
+    expect(second.code).toBe(0);
+    expect(await liveMembers()).toEqual(['g0', 'g1', 'g2', 'g3']);
+  });
+});
