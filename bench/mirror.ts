@@ -97,18 +97,22 @@ async function fill(url: string): Promise<Record<string, unknown>> {
   };
 }
 
-/** The child: an emulator with limits off, filled through its API, whose clock is two hours behind until told. */
-async function emulatorChild(): Promise<void> {
-  let offsetMs = -2 * 3600_000;
-  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
-  const seed = parseSeed(
+/** One tenant, one read-write key, limits off. */
+function benchSeed() {
+  return parseSeed(
     {
       tenants: [{ id: 1, name: 'Bench', api_keys: [{ key: KEY, scopes: ['tenant.org.read', 'tenant.org.write'] }] }],
       limits: { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 },
     },
     'bench seed',
   );
-  const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: ADMIN, clock });
+}
+
+/** The child: an emulator with limits off (its SQLite file at argv[3]), filled through its API, whose clock is two hours behind until told. */
+async function emulatorChild(): Promise<void> {
+  let offsetMs = -2 * 3600_000;
+  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
+  const running = await startEmulator({ seed: benchSeed(), port: 0, host: '127.0.0.1', adminToken: ADMIN, clock, dbPath: process.argv[3]! });
   process.on('message', (msg) => {
     if (msg === 'fill') {
       void fill(running.url).then((filled) => process.send!({ filled }));
@@ -161,12 +165,14 @@ function rssSampler() {
 }
 
 async function main(): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ['--emulator-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-mirror-'));
+  const emulatorDb = join(dir, 'emulator.db');
+  const child = fork(fileURLToPath(import.meta.url), ['--emulator-child', emulatorDb], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const childExited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (m) => resolve((m as { url: string }).url));
     child.once('exit', (code) => reject(new Error(`emulator child exited with ${code}`)));
   });
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-mirror-'));
   const rss = rssSampler();
   try {
     const filled = await ask(child, 'fill', (m) => (typeof m === 'object' && 'filled' in m ? m.filled : undefined));
@@ -260,9 +266,34 @@ async function main(): Promise<void> {
       target_mb: 250,
       ok: peakMirrorRss < 250 * 1024 * 1024,
     });
+
+    // The same data served by an emulator inside this process (its SQLite file reopened): no cross-process round
+    // trips, so the figure shows the mirror's own speed when the machine's cores are busy with other work.
+    // RSS here includes the emulator.
+    child.send('stop');
+    await childExited;
+    const local = await startEmulator({ seed: benchSeed(), port: 0, host: '127.0.0.1', dbPath: emulatorDb });
+    const dbB = openStateDb(join(dir, 'state-b.db'));
+    const readerB = new PlatformClient({ baseUrl: local.url, credential: KEY, requestsPerSecond: 10_000 });
+    rss.reset();
+    const t3 = performance.now();
+    const again = await refreshMirror({ client: readerB, mirror: new Mirror(dbB), clock: systemClock, logger: silentLogger });
+    const againSeconds = (performance.now() - t3) / 1000;
+    const againRecords = again.entities.reduce((n, e) => n + e.records, 0);
+    emit({
+      phase: 'full_refresh_emulator_in_process',
+      records: againRecords,
+      seconds: round(againSeconds),
+      records_per_second: Math.round(againRecords / againSeconds),
+      peak_rss_mb_mirror_and_emulator: mb(rss.peak()),
+      load_average_1m_at_end: round(loadavg()[0]!),
+    });
+    await readerB.close();
+    dbB.close();
+    await local.close();
   } finally {
     rss.stop();
-    child.send('stop');
+    if (child.connected) child.send('stop');
     rmSync(dir, { recursive: true, force: true });
   }
 }
