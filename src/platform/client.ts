@@ -209,18 +209,16 @@ export class PlatformClient implements OrgPlatformPort {
       } finally {
         release();
       }
+      const delay = nextDelay(this.policy, failure, attempt, this.clock.now() - started, this.random);
       if (failure.status === 429) {
         this.observer.onRateLimited?.();
+        // The pause holds every request of this credential (even when this one gives up); a retry then waits for
+        // the bucket like any other request.
+        this.bucket.pause(delay ?? failure.retryAfterMs ?? this.policy.baseDelayMs);
       }
-      const delay = nextDelay(this.policy, failure, attempt, this.clock.now() - started, this.random);
       if (delay === undefined) throw failure;
       this.observer.onRetry?.(retryReason(failure)!);
-      if (failure.status === 429) {
-        // The pause holds every request of this credential; the retry then waits for the bucket like any other.
-        this.bucket.pause(delay);
-      } else if (delay > 0) {
-        await this.clock.sleep(delay, signal);
-      }
+      if (failure.status !== 429 && delay > 0) await this.clock.sleep(delay, signal);
     }
   }
 

@@ -188,9 +188,12 @@ describe('PlatformClient over MockAgent', () => {
   it('gives up when the retry time budget is spent', async () => {
     const scope = agent.get(ORIGIN);
     scope.intercept({ path: `${P}/org/positions/p1`, method: 'GET' }).reply(429, shape2('rate_limited'), { headers: { 'retry-after': '30' } });
-    const e = await drive(clock, client({ retry: { maxAttempts: 5, maxRetryTimeMs: 10_000 } }).getPosition('p1')).catch((x: unknown) => x);
+    const bucket = new TokenBucket(clock, { ratePerSecond: 1000 });
+    const e = await drive(clock, client({ bucket, retry: { maxAttempts: 5, maxRetryTimeMs: 10_000 } }).getPosition('p1')).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(RateLimitedError);
     expect((e as PlatformError).retryAfterMs).toBe(30_000);
+    // Giving up does not lift the pause: other requests of the key still wait out the Retry-After.
+    expect(bucket.pausedUntil).toBe(30_000);
   });
 
   it('a 429 pauses the whole bucket for Retry-After: other requests of the credential wait too', async () => {
