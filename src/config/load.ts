@@ -90,7 +90,9 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   }
   const ctx: LoadContext = { env, dir: dirname(abs), file: abs, secrets: new Set() };
   const interpolated = walk(raw, [], ctx, false);
-  const result = configSchema.safeParse(interpolated);
+  // reportInput: zod 4 keeps the offending input on issues only when asked; formatZodIssues needs it to tell
+  // a missing value ("required") from a wrong one. Messages never print the input itself (it may be a secret).
+  const result = configSchema.safeParse(interpolated, { reportInput: true });
   if (!result.success) {
     const lines = formatZodIssues(result.error);
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: ${lines.join('; ')}`, { details: { issues: lines } });

@@ -35,6 +35,20 @@ describe('config loader', () => {
     expect(() => parseConfig('platform: {}\n', '/c.yaml', {})).toThrow('platform.base_url: required');
   });
 
+  it('names the expected type for a wrong one, not "required", and never echoes the value', () => {
+    const err = (() => {
+      try {
+        parseConfig(`${base}  api_key: ek_secret_value\n  requests_per_second: fast\n`, '/c.yaml', {});
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    })();
+    expect(err).toContain('platform.requests_per_second: Invalid input: expected number, received string');
+    expect(err).not.toContain('fast');
+    expect(err).not.toContain('ek_secret_value');
+  });
+
   it('reports YAML syntax errors with a line', () => {
     expect(() => parseConfig('platform:\n  base_url: [\n', '/c.yaml', {})).toThrow(/\/c\.yaml:\d+:\d+: invalid YAML/);
   });
