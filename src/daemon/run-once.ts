@@ -132,6 +132,8 @@ export interface RunSummary {
   notConverged: RunFailure[];
   apiCalls: number;
   rateLimited: number;
+  /** Where the time went, in ms: mirror refresh, source read, planning (snapshot + plan), apply (incl. re-plans). */
+  phases?: { refreshMs: number; sourcesMs: number; planMs: number; applyMs: number };
   /** One line, when the run failed or was refused. */
   error?: string;
 }
@@ -180,8 +182,18 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     }
   };
 
+  const phases = { refreshMs: 0, sourcesMs: 0, planMs: 0, applyMs: 0 };
+  let mark = clock.now();
+  const lap = (): number => {
+    const t = clock.now();
+    const d = t - mark;
+    mark = t;
+    return d;
+  };
   await refresh(undefined, options.fullRefresh === true);
+  phases.refreshMs = lap();
   const desired = await deps.readDesiredState(deps.signal);
+  phases.sourcesMs = lap();
   const trust = deps.trust?.prepare(desired, options, clock.now());
   const planOpts = {
     syncId: sync.id,
@@ -194,6 +206,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     ...(trust ? { trust: trust.filter } : {}),
   };
   const plan = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, now: clock.now() });
+  phases.planMs = lap();
   observer?.onPlan?.(plan, desired);
   const counts = Object.fromEntries(ENTITY_KINDS.map((e) => [e, plan.counts[e]]));
   logger.info({ changes: plan.changes.length, counts, warnings: plan.warnings.length, withheld: plan.withheld.length, quarantined: desired.quarantine.length }, 'plan computed');
@@ -216,12 +229,14 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     notConverged: [],
     apiCalls: 0,
     rateLimited: 0,
+    phases,
   };
   const finish = (): RunSummary => {
     const calls = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
     summary.apiCalls = calls.requests - callsAtStart.requests;
     summary.rateLimited = calls.rateLimited - callsAtStart.rateLimited;
     summary.durationMs = clock.now() - started;
+    if (options.mode === 'apply' && !plan.refusal) phases.applyMs = lap();
     return summary;
   };
 
