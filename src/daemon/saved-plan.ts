@@ -244,7 +244,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
   const calls = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
   // Where the time went (RunSummary.phases, as runOnce reports it); the plan itself was made by `orgsync plan`.
   const phases = { refreshMs: refreshedAt - started, sourcesMs: readAt - refreshedAt, planMs: plannedAt - readAt, applyMs: clock.now() - plannedAt };
-  const summary = {
+  const summary: RunSummary = {
     syncId: config.sync.id,
     mode: 'apply',
     result: result.stopped ? 'stopped' : partial ? 'partial' : plan.changes.length === 0 ? 'in_sync' : 'applied',
@@ -263,7 +263,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     rateLimited: calls.rateLimited - callsAtStart.rateLimited,
     phases,
     ...(result.stopped ? { error: 'stopped by a shutdown signal: writes in flight finished, nothing new was started' } : {}),
-  } as RunSummary;
+  };
   return summary;
 }
 
