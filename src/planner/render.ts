@@ -66,7 +66,10 @@ export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
   }
   if (plan.refusal) lines.push(`REFUSED by ${plan.refusal.guard}: ${plan.refusal.message}`);
   const perEntity = ENTITY_KINDS.map((e) => `${e} ${CHANGE_OPS.reduce((n, op) => n + plan.counts[e][op], 0)}`).join(', ');
-  lines.push(`${summaryLine(plan)}${plan.changes.length > 0 ? ` (${perEntity})` : ''}${plan.warnings.length ? ` ${plan.warnings.length} warning(s).` : ''}`);
+  const drift = plan.warnings.filter((w) => w.code === 'unpatchable_drift').length;
+  lines.push(
+    `${summaryLine(plan)}${plan.changes.length > 0 ? ` (${perEntity})` : ''}${plan.warnings.length ? ` ${plan.warnings.length} warning(s)${drift ? `, ${drift} unpatchable drift` : ''}.` : ''}`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -77,7 +80,7 @@ export interface PlanJson {
   policy: string;
   created_at: string;
   in_sync: boolean;
-  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; withheld: number; quarantined: number };
+  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; unpatchable_drift: number; withheld: number; quarantined: number };
   refusal: { guard: string; message: string; entities?: unknown } | null;
   changes: {
     id: string;
@@ -111,6 +114,7 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
       ...plan.counts,
       total: plan.changes.length,
       warnings: plan.warnings.length,
+      unpatchable_drift: plan.warnings.filter((w) => w.code === 'unpatchable_drift').length,
       withheld: plan.withheld.length,
       quarantined: quarantine.length,
     },

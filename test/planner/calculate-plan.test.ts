@@ -83,6 +83,8 @@ describe('calculatePlan: diff', () => {
     );
     expect(plan.changes).toEqual([]);
     expect(plan.warnings.map((w) => w.code)).toEqual(['unpatchable_drift']);
+    expect(planToJson(plan).summary.unpatchable_drift).toBe(1);
+    expect(renderPlanText(plan)).toContain('1 warning(s), 1 unpatchable drift.');
   });
 
   it('re-adds an owned member who left (re-hire) with a POST', () => {
