@@ -7,31 +7,44 @@ import type { FieldSpec } from '../config/sources.js';
 /** Looks a name (column, attribute, dotted path) up in one raw record; undefined when absent. */
 export type Lookup = (name: string) => unknown;
 
+/** A raw value that cannot be turned into text. */
+export type TextProblem = { ok: false; problem: string };
+
 /** A raw value turned into text, or a problem with it. */
-export type TextResult = { ok: true; value: string } | { ok: false; problem: string };
+export type TextResult = { ok: true; value: string } | TextProblem;
 
 /** A compiled field: reads text from a record. */
 export interface FieldReader {
   /** The names this field reads (for LDAP attribute lists and CSV header checks). */
   names: string[];
   read(lookup: Lookup): TextResult;
+  /** The same as `read` without a result object per value (the mapping's hot path): the text, or the problem. */
+  text(lookup: Lookup): string | TextProblem;
 }
 
 const PLACEHOLDER = /\{([^{}]+)\}/g;
 
-/** Turns one raw value into text: arrays give their first element (multi-valued LDAP), objects are a problem. */
-export function toText(raw: unknown, name: string): TextResult {
-  if (raw === undefined || raw === null) return { ok: true, value: '' };
-  if (typeof raw === 'string') return { ok: true, value: raw };
-  if (typeof raw === 'number' || typeof raw === 'boolean' || typeof raw === 'bigint') return { ok: true, value: String(raw) };
-  if (Array.isArray(raw)) return raw.length === 0 ? { ok: true, value: '' } : toText(raw[0], name);
-  if (Buffer.isBuffer(raw)) return { ok: true, value: raw.toString('utf8') };
+/** Turns one raw value into text, or a problem (objects): arrays give their first element (multi-valued LDAP). */
+export function textOf(raw: unknown, name: string): string | TextProblem {
+  if (typeof raw === 'string') return raw;
+  if (raw === undefined || raw === null) return '';
+  if (typeof raw === 'number' || typeof raw === 'boolean' || typeof raw === 'bigint') return String(raw);
+  if (Array.isArray(raw)) return raw.length === 0 ? '' : textOf(raw[0], name);
+  if (Buffer.isBuffer(raw)) return raw.toString('utf8');
   return { ok: false, problem: `${name} is an object, not a value` };
 }
 
+/** Turns one raw value into text: arrays give their first element (multi-valued LDAP), objects are a problem. */
+export function toText(raw: unknown, name: string): TextResult {
+  return asResult(textOf(raw, name));
+}
+
+const asResult = (t: string | TextProblem): TextResult => (typeof t === 'string' ? { ok: true, value: t } : t);
+
 function compileOne(spec: string): FieldReader {
   if (!spec.includes('{')) {
-    return { names: [spec], read: (lookup) => toText(lookup(spec), spec) };
+    const text = (lookup: Lookup) => textOf(lookup(spec), spec);
+    return { names: [spec], text, read: (lookup) => asResult(text(lookup)) };
   }
   const names: string[] = [];
   const parts: (string | { name: string })[] = [];
@@ -44,44 +57,44 @@ function compileOne(spec: string): FieldReader {
     last = m.index + m[0].length;
   }
   if (last < spec.length) parts.push(spec.slice(last));
-  return {
-    names,
-    read(lookup) {
-      let out = '';
-      let any = false;
-      for (const p of parts) {
-        if (typeof p === 'string') {
-          out += p;
-          continue;
-        }
-        const t = toText(lookup(p.name), p.name);
-        if (!t.ok) return t;
-        const v = t.value.trim();
-        if (v !== '') any = true;
-        out += v;
+  // Compiled once per field: the per-record work is a walk over the parts.
+  const text = (lookup: Lookup): string | TextProblem => {
+    let out = '';
+    let any = false;
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      if (typeof p === 'string') {
+        out += p;
+        continue;
       }
-      // A template whose placeholders are all empty is empty (not just its literal text, e.g. " " or "@example.com").
-      // Empty placeholders leave doubled spaces: collapse them.
-      return { ok: true, value: any ? out.replace(/ {2,}/g, ' ').trim() : '' };
-    },
+      const t = textOf(lookup(p.name), p.name);
+      if (typeof t !== 'string') return t;
+      const v = t.trim();
+      if (v !== '') any = true;
+      out += v;
+    }
+    // A template whose placeholders are all empty is empty (not just its literal text, e.g. " " or "@example.com").
+    // Empty placeholders leave doubled spaces: collapse them.
+    if (!any) return '';
+    return (out.includes('  ') ? out.replace(DOUBLED_SPACES, ' ') : out).trim();
   };
+  return { names, text, read: (lookup) => asResult(text(lookup)) };
 }
+
+const DOUBLED_SPACES = / {2,}/g;
 
 /** Compiles a field spec from the config. */
 export function compileField(spec: FieldSpec): FieldReader {
   const list = (Array.isArray(spec) ? spec : [spec]).map(compileOne);
   if (list.length === 1) return list[0]!;
-  return {
-    names: list.flatMap((r) => r.names),
-    read(lookup) {
-      for (const r of list) {
-        const t = r.read(lookup);
-        if (!t.ok) return t;
-        if (t.value.trim() !== '') return t;
-      }
-      return { ok: true, value: '' };
-    },
+  const text = (lookup: Lookup): string | TextProblem => {
+    for (let i = 0; i < list.length; i++) {
+      const t = list[i]!.text(lookup);
+      if (typeof t !== 'string' || t.trim() !== '') return t;
+    }
+    return '';
   };
+  return { names: list.flatMap((r) => r.names), text, read: (lookup) => asResult(text(lookup)) };
 }
 
 /** Reads a dotted path (`department.id`, `items.0.name`) from parsed JSON. */

@@ -60,6 +60,8 @@ const reject = (reason: string, message: string): never => {
   throw new Reject({ reason, message });
 };
 
+const NO_OVERRIDES: RecordOverrides = Object.freeze({});
+
 /** Collects one source's records; call `finish()` once every record was added. */
 export class SourceCollector {
   private readonly dept: Readers<keyof DepartmentFieldsConfig>;
@@ -108,9 +110,9 @@ export class SourceCollector {
   private text(readers: Readers<string>, field: string, lookup: Lookup): string {
     const r = readers[field];
     if (!r) return '';
-    const t = r.read(lookup);
-    if (!t.ok) return reject('invalid_value', `${field}: ${t.problem}`);
-    return t.value.trim();
+    const t = r.text(lookup);
+    if (typeof t !== 'string') return reject('invalid_value', `${field}: ${t.problem}`);
+    return t.trim();
   }
 
   private id(readers: Readers<string>, lookup: Lookup): string {
@@ -139,24 +141,21 @@ export class SourceCollector {
     return v;
   }
 
-  private guard(entity: EntityKind, location: string, lookup: Lookup, readers: Readers<string>, fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      if (!(err instanceof Reject)) throw err;
-      // Name the record by its id when it has a usable one, so dependants and the reconcile can find it.
-      let sourceId: string | undefined;
-      if (readers.id) {
-        const t = readers.id.read(lookup);
-        if (t.ok && t.value.trim() !== '' && t.value.length <= MAX_ID_LENGTH) sourceId = t.value.trim();
-      }
-      this.addProblem(entity, location, err.problem, sourceId);
+  /** Quarantines a record whose mapping threw a Reject (rethrows anything else). No closure per record: the add* methods catch. */
+  private rejected(err: unknown, entity: EntityKind, location: string, lookup: Lookup, readers: Readers<string>): void {
+    if (!(err instanceof Reject)) throw err;
+    // Name the record by its id when it has a usable one, so dependants and the reconcile can find it.
+    let sourceId: string | undefined;
+    if (readers.id) {
+      const t = readers.id.read(lookup);
+      if (t.ok && t.value.trim() !== '' && t.value.length <= MAX_ID_LENGTH) sourceId = t.value.trim();
     }
+    this.addProblem(entity, location, err.problem, sourceId);
   }
 
   /** Maps one raw department. */
   addDepartment(lookup: Lookup, location: string, overrides: RecordOverrides = {}): void {
-    this.guard('departments', location, lookup, this.dept, () => {
+    try {
       const d: DesiredDepartment = { source_id: this.id(this.dept, lookup), name: this.name(this.dept, 'name', lookup), origin: { source: this.opts.source, location } };
       const parent = overrides.parent_source_id ?? this.optional(this.dept, 'parent', lookup, MAX_ID_LENGTH);
       if (parent !== '') d.parent_source_id = parent;
@@ -167,12 +166,14 @@ export class SourceCollector {
         d.sort_order = r.value;
       }
       this.departments.push(d);
-    });
+    } catch (err) {
+      this.rejected(err, 'departments', location, lookup, this.dept);
+    }
   }
 
   /** Maps one raw position. */
   addPosition(lookup: Lookup, location: string): void {
-    this.guard('positions', location, lookup, this.pos, () => {
+    try {
       const p: DesiredPosition = { source_id: this.id(this.pos, lookup), name: this.name(this.pos, 'name', lookup), origin: { source: this.opts.source, location } };
       const desc = this.optional(this.pos, 'description', lookup, MAX_DESCRIPTION_LENGTH);
       if (desc !== '') p.description = desc;
@@ -183,13 +184,15 @@ export class SourceCollector {
         p.sort_order = r.value;
       }
       this.positions.push(p);
-    });
+    } catch (err) {
+      this.rejected(err, 'positions', location, lookup, this.pos);
+    }
   }
 
   /** Maps one raw member. */
-  addMember(lookup: Lookup, location: string, overrides: RecordOverrides = {}): void {
+  addMember(lookup: Lookup, location: string, overrides: RecordOverrides = NO_OVERRIDES): void {
     const m = this.mem;
-    this.guard('members', location, lookup, m, () => {
+    try {
       // Departments derived from a path come first: a member quarantined for another reason still proves its department exists.
       let department = overrides.department_source_id ?? '';
       if (m.department_path && overrides.department_source_id === undefined) department = this.derivePath(this.optional(m, 'department_path', lookup, 4 * MAX_NAME_LENGTH), location);
@@ -222,7 +225,9 @@ export class SourceCollector {
       if (overrides.disabled && rec.status !== 'left') rec.status = 'suspended';
       else if (overrides.disabled === false && rec.status === undefined) rec.status = 'active';
       this.members.push(rec);
-    });
+    } catch (err) {
+      this.rejected(err, 'members', location, lookup, m);
+    }
   }
 
   /** Adds the departments of a path ("Engineering/Platform/SRE") and returns the last one's id. */

@@ -41,7 +41,8 @@ const EMAIL = /^[\p{L}\p{N}.!#$%&'*+/=?^_`{|}~-]+@[\p{L}\p{N}](?:[\p{L}\p{N}-]*[
 /** Trims and lower-cases an e-mail address; a problem when it is not one. */
 export function normaliseEmail(raw: string): { value: string } | Problem {
   const value = raw.trim().toLowerCase();
-  if (!EMAIL.test(value) || value.startsWith('.') || value.includes('..') || value.split('@')[0]!.endsWith('.') || value.length > 254) {
+  // EMAIL admits exactly one "@" with a non-empty local part, so the character before it ends the local part.
+  if (!EMAIL.test(value) || value.startsWith('.') || value.includes('..') || value.charCodeAt(value.indexOf('@') - 1) === 46 || value.length > 254) {
     return { reason: 'invalid_email', message: `invalid e-mail "${clip(raw)}"` };
   }
   return { value };
