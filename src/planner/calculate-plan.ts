@@ -17,13 +17,14 @@
  * | present (member)    | same phone / e-mail, other third id | unmanaged              | warning not_owned_conflict; no create    |
  * | present (member)    | e-mail / phone differ               | owned                  | warning unpatchable_drift; no write      |
  * | status left (member)| live                                | owned                  | removal (member_removal)                 |
+ * | absent, quarantined | live                                | owned                  | kept; warning quarantined_kept           |
  * | absent              | live                                | owned                  | removal (dept: only if it ends up empty) |
  * | absent              | live                                | not owned              | nothing                                  |
  * | absent (entity not provided by any source) | any           | any                    | nothing                                  |
  *
  * Then: order (order.ts) -> policy (policies.ts) -> guards (guards.ts: empty source, delete threshold).
  */
-import type { DesiredState, Plan, PlanWarning } from '../domain/index.js';
+import type { DesiredState, EntityKind, Plan, PlanWarning } from '../domain/index.js';
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
 import type { DiffContext } from './context.js';
 import { diffDepartments } from './diff-departments.js';
@@ -40,7 +41,7 @@ export const DEFAULT_DELETE_THRESHOLD = { max_count: 500, max_percent: 20 } as c
 /** Computes the plan of one run. */
 export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, opts: PlanOptions): Plan {
   const warnings: PlanWarning[] = [];
-  const ctx: DiffContext = { syncId: opts.syncId, opts, warnings, pending: snapshot.pendingCreates ?? {} };
+  const ctx: DiffContext = { syncId: opts.syncId, opts, warnings, pending: snapshot.pendingCreates ?? {}, held: quarantinedIds(desired) };
 
   const positions = diffPositions(desired.positions, snapshot.positions, desired.provided.positions, ctx);
   const departments = diffDepartments(desired.departments, snapshot.departments, desired.provided.departments, ctx);
@@ -86,6 +87,13 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
     ...(refusal ? { refusal } : {}),
     counts: countChanges(kept),
   };
+}
+
+/** The source ids of quarantined records per entity (records the planner must not remove). */
+function quarantinedIds(desired: DesiredState): Record<EntityKind, Set<string>> {
+  const held: Record<EntityKind, Set<string>> = { departments: new Set(), positions: new Set(), members: new Set() };
+  for (const q of desired.quarantine) if (q.source_id) held[q.entity].add(q.source_id);
+  return held;
 }
 
 /** Owned record counts the guards used, recomputed for reports. */

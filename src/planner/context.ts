@@ -1,5 +1,5 @@
 /** Shared helpers of the per-entity diffs. */
-import type { Change, PlanRef, PlanValue, PlanWarning } from '../domain/index.js';
+import type { Change, EntityKind, PlanRef, PlanValue, PlanWarning } from '../domain/index.js';
 import type { PlannerSnapshot, PlanOptions } from './types.js';
 
 /** Where a record points to: an existing platform id, or the create change that will make it (`@<change id>`). */
@@ -34,8 +34,29 @@ export interface DiffContext {
   warnings: PlanWarning[];
   /** Third ids of creates this sync started but may not have recorded. */
   pending: NonNullable<PlannerSnapshot['pendingCreates']>;
+  /**
+   * Source ids of quarantined records, per entity. A quarantined record is absent from the desired state only because
+   * it failed validation, not because HR removed it: it is never removed (a typo in an e-mail must not make a member leave).
+   */
+  held?: Record<EntityKind, ReadonlySet<string>>;
   /** Shared values per target (thousands of members point at the same department: one object, one array). */
   cache?: { values: Map<Target, string | PlanRef>; deps: Map<Target, string[]> };
+}
+
+/**
+ * True when an owned record that is absent from the desired state is quarantined in the source: it is kept, with a
+ * `quarantined_kept` warning, instead of being removed.
+ */
+export function keptBecauseQuarantined(ctx: DiffContext, entity: EntityKind, thirdId: string, platformId: string, name: string): boolean {
+  if (thirdId === '' || !ctx.held?.[entity].has(thirdId)) return false;
+  ctx.warnings.push({
+    code: 'quarantined_kept',
+    entity,
+    thirdId,
+    platformId,
+    message: `${entity} ${thirdId} ("${name}") is quarantined in the source; kept on the platform, not removed`,
+  });
+  return true;
 }
 
 /** targetValue, shared per target within one plan. */

@@ -1,7 +1,7 @@
 /** Departments: desired x mirror x ownership -> create / adopt / update / move / removal candidates (see calculate-plan.ts). */
 import { OrgsyncError } from '../shared/errors.js';
 import type { Change, DesiredDepartment, PlanValue, PlatformDepartment } from '../domain/index.js';
-import { type DiffContext, type Target, depsOf, metadataValue, NO_DEPS, refTarget, targetValue } from './context.js';
+import { type DiffContext, type Target, depsOf, keptBecauseQuarantined, metadataValue, NO_DEPS, refTarget, targetValue } from './context.js';
 import { normText } from './normalise.js';
 import { departmentOwnership, MANAGED_BY_KEY } from './ownership.js';
 
@@ -267,6 +267,7 @@ export function diffDepartments(desired: readonly DesiredDepartment[], all: read
       if (d.depth === 0 || d.id === syncRootId || taken.has(d.id)) continue;
       if (departmentOwnership(d, syncId) !== 'owned') continue;
       if (d.third_department_id !== '' && desiredById.has(d.third_department_id)) continue;
+      if (keptBecauseQuarantined(ctx, 'departments', d.third_department_id, d.id, d.name)) continue;
       removalCandidates.push(d);
     }
   }

@@ -1,6 +1,6 @@
 /** Members: desired x mirror x ownership -> create / adopt / update / remove (see calculate-plan.ts). */
 import type { Change, DesiredMember, PlanValue, PlatformMember } from '../domain/index.js';
-import { type DiffContext, type Target, NO_DEPS, sharedDeps, sharedValue, targetPath } from './context.js';
+import { type DiffContext, type Target, keptBecauseQuarantined, NO_DEPS, sharedDeps, sharedValue, targetPath } from './context.js';
 import { normEmail, normPhone, normText } from './normalise.js';
 import { memberOwnership } from './ownership.js';
 
@@ -314,7 +314,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
     if (desiredIds.has(thirdId) || taken.has(account)) continue;
     const m = liveByAccount.get(account);
     if (!m) continue;
-    if (!provided) {
+    if (!provided || keptBecauseQuarantined(ctx, 'members', thirdId, account, m.display_name)) {
       handled.add(account);
       const dept = currentDept(m);
       if (dept !== '' && input.removing.has(dept)) push(staying, dept, `member ${thirdId}`);

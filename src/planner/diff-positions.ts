@@ -1,6 +1,6 @@
 /** Positions: desired x mirror x ownership -> create / adopt / update / remove (see calculate-plan.ts). */
 import type { Change, DesiredPosition, PlanValue, PlatformPosition } from '../domain/index.js';
-import { type DiffContext, metadataValue, NO_DEPS } from './context.js';
+import { type DiffContext, keptBecauseQuarantined, metadataValue, NO_DEPS } from './context.js';
 import { normText } from './normalise.js';
 import { MANAGED_BY_KEY, positionOwnership } from './ownership.js';
 
@@ -123,6 +123,7 @@ export function diffPositions(desired: readonly DesiredPosition[], live: readonl
       if (p.status !== 'active' || positionOwnership(p, syncId) !== 'owned') continue;
       if (p.third_position_id !== '' && desiredIds.has(p.third_position_id)) continue;
       if (taken.has(p.id)) continue;
+      if (keptBecauseQuarantined(ctx, 'positions', p.third_position_id, p.id, p.name)) continue;
       const key = p.third_position_id || p.id;
       removals.push({
         id: `positions:remove:${key}`,

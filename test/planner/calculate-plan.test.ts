@@ -228,3 +228,30 @@ describe('plan renderings', () => {
     expect(renderPlanText(plan)).toMatch(/departments create \(1\)\n {2}\+ eng {2}create department "Engineering" under "\/Acme"/);
   });
 });
+
+describe('calculatePlan: quarantined records are never removed', () => {
+  // Regression: a record quarantined in the source (say, an HR typo in an e-mail) is absent from the desired state;
+  // it must not look like "gone from the source", or a typo would make a member leave.
+  const eng = dept({ id: 'd1', name: 'Engineering', third_department_id: 'eng' });
+  const pos = position({ id: 'p1', name: 'Engineer', third_position_id: 'pos1' });
+  const ann = member({ account_id: 'a1', display_name: 'Ann', email: 'ann@x.test', third_user_id: 'u1', department_id: 'd1' });
+  const base = snapshot({ departments: [ROOT, eng], positions: [pos], members: [ann], ownedMembers: new Map([['u1', 'a1']]) });
+  const q = (entity: 'departments' | 'positions' | 'members', source_id: string) => ({ source: 'hr', entity, source_id, location: 'members.csv:7', reason: 'invalid_email', message: 'invalid e-mail' });
+
+  it('keeps an owned member whose source record is quarantined, with a warning', () => {
+    const plan = calculatePlan(desired({ departments: [{ source_id: 'eng', name: 'Engineering' }], positions: [{ source_id: 'pos1', name: 'Engineer' }], quarantine: [q('members', 'u1')] }), base, OPTS);
+    expect(plan.changes).toEqual([]);
+    expect(plan.warnings).toEqual([expect.objectContaining({ code: 'quarantined_kept', entity: 'members', thirdId: 'u1', platformId: 'a1' })]);
+  });
+
+  it('keeps a quarantined department and position, and still removes what is really gone', () => {
+    const plan = calculatePlan(desired({ quarantine: [q('departments', 'eng'), q('positions', 'pos1')] }), base, OPTS);
+    expect(ids(plan)).toEqual(['members:remove:u1']);
+    expect(plan.warnings.map((w) => `${w.code}:${w.entity}:${w.thirdId}`).sort()).toEqual(['quarantined_kept:departments:eng', 'quarantined_kept:positions:pos1']);
+  });
+
+  it('without the quarantine entry the same member is removed (the test can fail)', () => {
+    const plan = calculatePlan(desired({ departments: [{ source_id: 'eng', name: 'Engineering' }], positions: [{ source_id: 'pos1', name: 'Engineer' }] }), base, OPTS);
+    expect(ids(plan)).toEqual(['members:remove:u1']);
+  });
+});
