@@ -23,7 +23,8 @@ function json(v: PlanValue | undefined): string {
 function changeDetail(c: Change): string {
   const keys = Object.keys(c.fields).filter((k) => k !== 'metadata' || c.op === 'adopt');
   if (c.op === 'create' || c.op === 'remove' || keys.length === 0) return '';
-  return keys.map((k) => `${k}: ${json(c.before?.[k])} -> ${json(c.fields[k])}`).join('; ');
+  // A field with no earlier value (the follow-up PATCH of a record created in the same run) shows only its new value.
+  return keys.map((k) => (c.before?.[k] === undefined ? `${k}: ${json(c.fields[k])}` : `${k}: ${json(c.before[k])} -> ${json(c.fields[k])}`)).join('; ');
 }
 
 /** Text: one table per entity and operation, then warnings, withheld changes, quarantine and a summary line. */

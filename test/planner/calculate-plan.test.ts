@@ -255,3 +255,12 @@ describe('calculatePlan: quarantined records are never removed', () => {
     expect(ids(plan)).toEqual(['members:remove:u1']);
   });
 });
+
+describe('renderPlanText', () => {
+  it('shows only the new value of a field that had none (the suspend after a create)', () => {
+    const plan = calculatePlan(desired({ members: [{ source_id: 'u1', display_name: 'Ann', email: 'ann@x.test', status: 'suspended' }] }), snapshot(), OPTS);
+    const text = renderPlanText(plan);
+    expect(text).toContain('[status: "suspended"]');
+    expect(text).not.toContain('undefined');
+  });
+});
