@@ -1,5 +1,5 @@
 /** Shared helpers of the per-entity diffs. */
-import type { Change, EntityKind, PlanRef, PlanValue, PlanWarning } from '../domain/index.js';
+import type { EntityKind, PlanRef, PlanValue, PlanWarning } from '../domain/index.js';
 import type { PlannerSnapshot, PlanOptions } from './types.js';
 
 /** Where a record points to: an existing platform id, or the create change that will make it (`@<change id>`). */
@@ -77,11 +77,6 @@ export function sharedDeps(ctx: DiffContext, t: Target): string[] {
 
 /** No dependencies (shared frozen array: keeps large plans small). */
 export const NO_DEPS: string[] = Object.freeze([]) as unknown as string[];
-
-/** Builds a change; `fields` doubles as the request body where they are the same object. */
-export function change(c: Change): Change {
-  return c;
-}
 
 /** The dependency list of a value that may point to a change created in this run. */
 export function depsOf(...targets: (Target | undefined)[]): string[] {
