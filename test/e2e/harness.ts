@@ -103,7 +103,7 @@ export class SyncWorld {
   }
 
   /** One run of the sync against `desired`. */
-  run(desired: DesiredState, options: Partial<RunOnceOptions> = {}, observer?: RunObserver): Promise<RunSummary> {
+  run(desired: DesiredState, options: Partial<RunOnceOptions> = {}, observer?: RunObserver, signal?: AbortSignal): Promise<RunSummary> {
     return runOnce(
       {
         config: this.config,
@@ -115,6 +115,7 @@ export class SyncWorld {
         readDesiredState: async () => structuredClone(desired),
         callStats: () => ({ requests: this.requests, rateLimited: this.rateLimited }),
         ...(observer ? { observer } : {}),
+        ...(signal ? { signal } : {}),
       },
       { mode: 'apply', ...options },
     );

@@ -224,6 +224,23 @@ describe('sync runs', () => {
     ]);
   });
 
+  it('a shutdown signal lets the writes in flight finish, starts nothing new, and the next run completes', async () => {
+    world = await SyncWorld.start();
+    const w = world;
+    const stop = new AbortController();
+    let finished = 0;
+    const s = await w.run(org(TREE), {}, { onChangeResult: () => (++finished === 3 ? stop.abort(new Error('SIGTERM')) : undefined) }, stop.signal);
+    expect(s.result).toBe('stopped');
+    expect(s.exitCode).toBe(1);
+    expect(s.byStatus.not_started).toBeGreaterThan(0);
+    // Everything that was started finished and was recorded: the next plan holds exactly what was not started.
+    expect(s.byStatus.applied + s.byStatus.not_started + s.byStatus.skipped).toBe(s.plan.changes.length);
+    const rest = await w.plan(org(TREE));
+    expect(rest.plan.changes.length).toBe(s.byStatus.not_started + s.byStatus.skipped);
+    expect((await w.run(org(TREE))).exitCode).toBe(0);
+    expect(await w.view()).toEqual(merge(expectedView(org(TREE)), { members: ADA }));
+  });
+
   it('10% injected 5xx and 2% connection resets reach the same final state', async () => {
     world = await SyncWorld.start();
     const w = world;
