@@ -60,6 +60,8 @@ const reject = (reason: string, message: string): never => {
   throw new Reject({ reason, message });
 };
 
+const MAX_SHARED_VALUES = 20_000;
+
 const NO_OVERRIDES: RecordOverrides = Object.freeze({});
 
 /** Collects one source's records; call `finish()` once every record was added. */
@@ -75,6 +77,7 @@ export class SourceCollector {
   private readonly provided: Record<EntityKind, boolean> = { departments: false, positions: false, members: false };
   private readonly statusMap: Record<string, DesiredMemberStatus> | undefined;
   private readonly separator: string;
+  private readonly sharedValues = new Map<string, string>();
 
   constructor(private readonly opts: SourceMappingOptions) {
     this.dept = compileAll(opts.departments?.fields);
@@ -212,9 +215,9 @@ export class SourceCollector {
         rec.phone = r.value;
       }
       const title = this.optional(m, 'title', lookup);
-      if (title !== '') rec.title = title;
+      if (title !== '') rec.title = this.shared(title);
       if (department === '' && m.department && overrides.department_source_id === undefined) department = this.optional(m, 'department', lookup, MAX_ID_LENGTH);
-      if (department !== '') rec.department_source_id = department;
+      if (department !== '') rec.department_source_id = this.shared(department);
       const statusText = m.status ? this.text(m, 'status', lookup) : '';
       // An empty status says nothing (another source, or the default active, decides) unless status_map maps "".
       if (m.status && (statusText !== '' || this.statusMap?.[''] !== undefined)) {
@@ -228,6 +231,17 @@ export class SourceCollector {
     } catch (err) {
       this.rejected(err, 'members', location, lookup, m);
     }
+  }
+
+  /**
+   * One copy of a value that many members repeat (titles, department ids): hundreds of thousands of members hold
+   * a few thousand distinct strings instead of one string each. Bounded, so unique values cannot grow it forever.
+   */
+  private shared(value: string): string {
+    const known = this.sharedValues.get(value);
+    if (known !== undefined) return known;
+    if (this.sharedValues.size < MAX_SHARED_VALUES) this.sharedValues.set(value, value);
+    return value;
   }
 
   /** Adds the departments of a path ("Engineering/Platform/SRE") and returns the last one's id. */
