@@ -21,7 +21,7 @@ import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import { isPlatformError, type PlatformError } from '../platform/errors.js';
 import type { OrgPlatformPort } from '../platform/port.js';
-import { MANAGED_BY_KEY, normEmail, normPhone, normText } from '../planner/index.js';
+import { MANAGED_BY_KEY, normEmail, normPhone, normText, pendingContact } from '../planner/index.js';
 import type { Clock } from '../shared/clock.js';
 import { oneLine } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -259,7 +259,10 @@ const realExecutor: Executor = {
     if (creates.length === 0) return;
     const at = ctx.now();
     await ctx.durable(() => {
-      for (const c of creates) ctx.deps.ownership.beginCreate('members', c.thirdId, at);
+      for (const c of creates) {
+        const f = c.fields;
+        ctx.deps.ownership.beginCreate('members', c.thirdId, at, pendingContact(typeof f.email === 'string' ? f.email : '', typeof f.phone === 'string' ? f.phone : ''));
+      }
     });
   },
   step: (c, ctx) => realStep(c, ctx),
@@ -328,7 +331,11 @@ const realStep: Step = async (c, ctx) => {
         // Already gone: the goal of the delete holds.
         if (!isPlatformError(err, 'not_found')) throw err;
       }
-      ctx.record(() => mirror.recordOutcome({ entity: c.entity, removedId: id }));
+      ctx.record(() => {
+        mirror.recordOutcome({ entity: c.entity, removedId: id });
+        // A removed crashed create no longer needs its note.
+        if (c.entity === 'members' && c.thirdId) ownership.endCreate('members', c.thirdId);
+      });
       return { change: c, status: 'applied', platformId: id };
     }
     if (c.entity === 'departments') {

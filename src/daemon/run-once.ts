@@ -153,6 +153,7 @@ export function plannerSnapshot(mirror: Mirror, ownership: OwnershipStore): Plan
     members: mirror.all('members'),
     ownedMembers: ownership.ownedMembers(),
     pendingCreates: pending,
+    pendingMemberContacts: ownership.pendingMemberContacts(),
   };
 }
 

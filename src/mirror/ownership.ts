@@ -42,6 +42,8 @@ CREATE TABLE pending_creates (
   entity TEXT NOT NULL CHECK (entity IN ('departments', 'members', 'positions')),
   third_id TEXT NOT NULL,
   started_at TEXT NOT NULL,
+  -- members: the e-mail and phone the create posts, so a record found later is recognised only if it matches
+  contact TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (sync_id, entity, third_id)
 ) STRICT;
 `,
@@ -88,9 +90,11 @@ export class OwnershipStore {
       'INSERT INTO adoption_log (at, sync_id, entity, third_id, platform_id, matched_by, detail) VALUES (@at, @sync, @entity, @thirdId, @platformId, @matchedBy, @detail)',
     );
     this.selectAdoptions = db.prepare('SELECT at, entity, third_id AS thirdId, platform_id AS platformId, matched_by AS matchedBy, detail FROM adoption_log WHERE sync_id = ? ORDER BY id');
-    this.insertPending = db.prepare('INSERT OR IGNORE INTO pending_creates (sync_id, entity, third_id, started_at) VALUES (?, ?, ?, ?)');
+    this.insertPending = db.prepare(
+      'INSERT INTO pending_creates (sync_id, entity, third_id, started_at, contact) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET contact = excluded.contact',
+    );
     this.deletePending = db.prepare('DELETE FROM pending_creates WHERE sync_id = ? AND entity = ? AND third_id = ?');
-    this.selectPending = db.prepare('SELECT entity, third_id FROM pending_creates WHERE sync_id = ?');
+    this.selectPending = db.prepare('SELECT entity, third_id, contact FROM pending_creates WHERE sync_id = ?');
     this.ownTx = db.transaction((thirdId: string, accountId: string, origin: 'created' | 'adopted', at: string) => {
       // One account, one key: a member re-keyed to a new third id drops its old row.
       this.deleteByAccount.run(this.syncId, accountId, thirdId);
@@ -134,9 +138,12 @@ export class OwnershipStore {
     return this.selectAdoptions.all(this.syncId) as AdoptionRecord[];
   }
 
-  /** Notes a create about to be sent (before the POST), so a crash before its answer is recorded can be recognised. */
-  beginCreate(entity: EntityKind, thirdId: string, at: string): void {
-    this.insertPending.run(this.syncId, entity, thirdId, at);
+  /**
+   * Notes a create about to be sent (before the POST), so a crash before its answer is recorded can be recognised.
+   * `contact` (members): the e-mail and phone it posts (planner/normalise.ts `pendingContact`).
+   */
+  beginCreate(entity: EntityKind, thirdId: string, at: string, contact = ''): void {
+    this.insertPending.run(this.syncId, entity, thirdId, at, contact);
   }
 
   /** Clears a pending create once its outcome is recorded. */
@@ -150,4 +157,14 @@ export class OwnershipStore {
     for (const r of this.selectPending.iterate(this.syncId) as Iterable<{ entity: EntityKind; third_id: string }>) out[r.entity].add(r.third_id);
     return out;
   }
+
+  /** Pending member creates: third_user_id -> the contact noted with it. */
+  pendingMemberContacts(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const r of this.selectPending.iterate(this.syncId) as Iterable<{ entity: EntityKind; third_id: string; contact: string }>) {
+      if (r.entity === 'members') out.set(r.third_id, r.contact);
+    }
+    return out;
+  }
 }
+

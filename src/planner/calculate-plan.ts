@@ -41,7 +41,7 @@ export const DEFAULT_DELETE_THRESHOLD = { max_count: 500, max_percent: 20 } as c
 /** Computes the plan of one run. */
 export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, opts: PlanOptions): Plan {
   const warnings: PlanWarning[] = [];
-  const ctx: DiffContext = { syncId: opts.syncId, opts, warnings, pending: snapshot.pendingCreates ?? {}, held: quarantinedIds(desired) };
+  const ctx: DiffContext = { syncId: opts.syncId, opts, warnings, pending: snapshot.pendingCreates ?? {}, ...(snapshot.pendingMemberContacts ? { pendingContacts: snapshot.pendingMemberContacts } : {}), held: quarantinedIds(desired) };
 
   const positions = diffPositions(desired.positions, snapshot.positions, desired.provided.positions, ctx);
   const departments = diffDepartments(desired.departments, snapshot.departments, desired.provided.departments, ctx);

@@ -34,6 +34,8 @@ export interface DiffContext {
   warnings: PlanWarning[];
   /** Third ids of creates this sync started but may not have recorded. */
   pending: NonNullable<PlannerSnapshot['pendingCreates']>;
+  /** Pending member creates: third_user_id -> the contact they posted. */
+  pendingContacts?: ReadonlyMap<string, string>;
   /**
    * Source ids of quarantined records, per entity. A quarantined record is absent from the desired state only because
    * it failed validation, not because HR removed it: it is never removed (a typo in an e-mail must not make a member leave).

@@ -1,7 +1,7 @@
 /** Members: desired x mirror x ownership -> create / adopt / update / remove (see calculate-plan.ts). */
 import type { Change, DesiredMember, PlanValue, PlatformMember } from '../domain/index.js';
 import { type DiffContext, type Target, keptBecauseQuarantined, NO_DEPS, sharedDeps, sharedValue, targetPath } from './context.js';
-import { normEmail, normPhone, normText } from './normalise.js';
+import { matchesPendingContact, normEmail, normPhone, normText } from './normalise.js';
 import { memberOwnership } from './ownership.js';
 
 /** How member diffs find departments. */
@@ -67,6 +67,12 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
   const handled = new Set<string>();
   const desiredIds = new Set<string>();
   const currentDept = (m: PlatformMember): string => (m.department_id === input.tenantRootId ? '' : m.department_id);
+  /** A live member this sync created in a run that stopped before recording it (pending, same third id and contact). */
+  const crashedCreate = (m: PlatformMember): boolean => {
+    if (m.third_user_id === '' || ctx.pending.members?.has(m.third_user_id) !== true) return false;
+    const contact = ctx.pendingContacts?.get(m.third_user_id);
+    return contact === undefined || matchesPendingContact(contact, m.email, m.phone);
+  };
 
   /** The department a desired member should be in; undefined = no opinion (keep what the platform has). */
   const wantedDept = (d: DesiredMember, current: string | undefined): Target | undefined => {
@@ -232,7 +238,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
         update(d, existing);
         continue;
       }
-      if (ctx.pending.members?.has(sid) === true && existing.third_user_id === sid) {
+      if (crashedCreate(existing)) {
         update(d, existing, 'crashed_create');
         continue;
       }
@@ -322,6 +328,15 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
     }
     taken.add(account);
     removal(m, thirdId, 'gone from the source');
+  }
+  // This sync's crashed creates of members the source no longer has: removed like any owned member.
+  if (provided && ctx.pending.members && ctx.pending.members.size > 0) {
+    for (const m of liveByAccount.values()) {
+      if (handled.has(m.account_id) || taken.has(m.account_id) || ownedAccounts.has(m.account_id) || desiredIds.has(m.third_user_id)) continue;
+      if (!crashedCreate(m)) continue;
+      taken.add(m.account_id);
+      removal(m, m.third_user_id, 'created by this sync in a run that stopped before recording it, and gone from the source');
+    }
   }
   for (const m of liveByAccount.values()) {
     if (handled.has(m.account_id)) continue;

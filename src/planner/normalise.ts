@@ -14,3 +14,14 @@ export function normEmail(v: string | undefined | null): string {
 export function normPhone(v: string | undefined | null): string {
   return (v ?? '').replace(/[\s\-().]/g, '');
 }
+
+/** The contact noted with a pending member create: its normalised e-mail and phone. */
+export function pendingContact(email: string | undefined, phone: string | undefined): string {
+  return `${normEmail(email)}\u0000${normPhone(phone)}`;
+}
+
+/** True when a member's e-mail or phone is the one noted with a pending create (a crashed create of this sync). */
+export function matchesPendingContact(contact: string, email: string, phone: string): boolean {
+  const [e = '', p = ''] = contact.split('\u0000');
+  return (e !== '' && e === normEmail(email)) || (p !== '' && p === normPhone(phone));
+}

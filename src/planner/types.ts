@@ -18,6 +18,12 @@ export interface PlannerSnapshot {
    * write). A live record with such a third id is this sync's own and is adopted.
    */
   pendingCreates?: { members?: ReadonlySet<string>; departments?: ReadonlySet<string>; positions?: ReadonlySet<string> };
+  /**
+   * Pending member creates: third_user_id -> the contact (normalise.ts `pendingContact`) they posted. A live member
+   * that is not owned but carries such a third id and that e-mail or phone is this sync's crashed create: adopted
+   * when still desired, removed when gone from the source.
+   */
+  pendingMemberContacts?: ReadonlyMap<string, string>;
 }
 
 /** Options of one planning. Time comes in as an argument: the planner reads no clock. */

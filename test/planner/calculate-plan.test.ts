@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calculatePlan, planToJson, renderPlanText } from '../../src/planner/index.js';
+import { calculatePlan, pendingContact, planToJson, renderPlanText } from '../../src/planner/index.js';
 import { desired, dept, member, OPTS, position, ROOT, snapshot } from './fixtures.js';
 
 const ids = (p: { changes: { id: string }[] }) => p.changes.map((c) => c.id);
@@ -136,6 +136,24 @@ describe('calculatePlan: ownership', () => {
     const ann = member({ account_id: 'a1', display_name: 'Ann', third_user_id: 'u1' });
     const plan = calculatePlan(desired({ members: [{ source_id: 'u1', display_name: 'Ann', status: 'active' }] }), snapshot({ members: [ann], pendingCreates: { members: new Set(['u1']) } }), OPTS);
     expect(plan.changes.map((c) => [c.id, c.adoptedBy, c.request])).toEqual([['members:adopt:u1', 'crashed_create', undefined]]);
+  });
+});
+
+describe('calculatePlan: crashed creates', () => {
+  const ann = member({ account_id: 'a1', display_name: 'Ann', third_user_id: 'u1', email: 'ann@x.test' });
+  it('removes its own crashed create once the source no longer has it, but not a look-alike with another contact', () => {
+    const removeIt = calculatePlan(
+      desired({ members: [{ source_id: 'u2', display_name: 'Bob', status: 'active' }] }),
+      snapshot({ members: [ann], pendingCreates: { members: new Set(['u1']) }, pendingMemberContacts: new Map([['u1', pendingContact('ann@x.test', '')]]) }),
+      OPTS,
+    );
+    expect(removeIt.changes.filter((c) => c.op === 'remove').map((c) => [c.id, c.platformId])).toEqual([['members:remove:u1', 'a1']]);
+    const keepIt = calculatePlan(
+      desired({ members: [{ source_id: 'u2', display_name: 'Bob', status: 'active' }] }),
+      snapshot({ members: [ann], pendingCreates: { members: new Set(['u1']) }, pendingMemberContacts: new Map([['u1', pendingContact('someone@else.test', '')]]) }),
+      OPTS,
+    );
+    expect(keepIt.changes.filter((c) => c.op === 'remove')).toEqual([]);
   });
 });
 
