@@ -122,6 +122,16 @@ describe('orgsync sync', () => {
     expect((await cli('sync', '--config', cfg, '--allow-deletes', 'many')).code).toBe(2);
   });
 
+  it('--dry-run goes through the applier without writing, and --output json prints one summary document', async () => {
+    const r = await cli('sync', '--config', config, '--dry-run', '--output', 'json');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ sync_id: 'hr-sync', result: 'applied', exit_code: 0, failures: [], rate_limited: 0 });
+    expect(doc.applied.members.create).toBe(5);
+    expect(await writes()).toBe(0);
+    expect((await cli('plan', '--config', config, '--detailed-exitcode')).code).toBe(5);
+  });
+
   it('exits 4 when a record is quarantined, naming it in the summary', async () => {
     writeCsvOrg(dir, { ...TREE, members: [...TREE.members, { source_id: 'u6', display_name: 'Bad Mail', email: 'not-an-email', status: 'active' }] });
     const r = await cli('sync', '--config', config);
