@@ -7,19 +7,14 @@
  * - release: give owned records up. Members: the ownership record is deleted. Departments and positions:
  *   metadata.managed_by is removed. Nothing on the platform is deleted, and the sync no longer patches or removes them.
  */
-import type { Config } from '../config/schema.js';
 import { parseDuration } from '../config/platform.js';
 import type { DesiredMember, DesiredState, EntityKind, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
-import type { Mirror } from '../mirror/mirror.js';
-import type { OwnershipStore } from '../mirror/ownership.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
-import type { OrgPlatformPort } from '../platform/port.js';
 import { departmentOwnership, MANAGED_BY_KEY, normEmail, normPhone, positionOwnership } from '../planner/index.js';
-import type { Clock } from '../shared/clock.js';
 import { OrgsyncError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
 import { refreshMirror } from './refresh-mirror.js';
+import type { RunParts } from './run-once.js';
 
 /** What `--match` compares. */
 export type AdoptMatch = 'email' | 'phone' | 'third-id';
@@ -40,15 +35,8 @@ export interface OwnershipAction {
 }
 
 /** The parts the commands need (the CLI builds them from the run environment). */
-export interface OwnershipCommandDeps {
-  config: Config;
-  client: OrgPlatformPort;
-  mirror: Mirror;
-  ownership: OwnershipStore;
+export interface OwnershipCommandDeps extends RunParts {
   trust: TrustStateStore;
-  logger: Logger;
-  clock: Clock;
-  signal?: AbortSignal;
 }
 
 /** Brings the mirror up to date (as a run does) so actions are computed against the platform as it is. */

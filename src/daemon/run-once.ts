@@ -32,19 +32,23 @@ export interface RunObserver {
   onReplan?(round: number, total: number): void;
 }
 
-/** What a run is built from. The CLI builds the real parts; tests hand in their own. */
-export interface RunOnceDeps {
+/** The parts every command that reads or writes the platform is built from (run, saved-plan apply, adopt, release). */
+export interface RunParts {
   config: Config;
   client: OrgPlatformPort;
   mirror: Mirror;
   ownership: OwnershipStore;
   logger: Logger;
   clock: Clock;
+  /** Graceful shutdown: once aborted no new write starts; writes in flight finish and are recorded. */
+  signal?: AbortSignal;
+}
+
+/** What a run is built from. The CLI builds the real parts; tests hand in their own. */
+export interface RunOnceDeps extends RunParts {
   /** Reads the sources (src/sources readDesiredState bound to the config and env). */
   readDesiredState(signal?: AbortSignal): Promise<DesiredState>;
   observer?: RunObserver;
-  /** Graceful shutdown: once aborted no new write starts; writes in flight finish and are recorded. */
-  signal?: AbortSignal;
   /** Requests made and 429s seen by the client so far (the CLI counts them through the client's observer). */
   callStats?(): { requests: number; rateLimited: number };
   /** Issue 10: shrink guard, scope guard and grace period (src/daemon/trust.ts); absent: none of them. */

@@ -7,7 +7,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { Config } from '../config/schema.js';
 import { parseDuration } from '../config/platform.js';
 import type { DesiredState, EntityKind, Plan } from '../domain/index.js';
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
@@ -16,13 +15,10 @@ import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
-import type { OrgPlatformPort } from '../platform/port.js';
 import { calculatePlan } from '../planner/index.js';
-import type { Clock } from '../shared/clock.js';
 import { EXIT, OrgsyncError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
 import { refreshMirror } from './refresh-mirror.js';
-import { plannerSnapshot, type RunFailure, type RunObserver, type RunSummary } from './run-once.js';
+import { plannerSnapshot, type RunFailure, type RunObserver, type RunParts, type RunSummary } from './run-once.js';
 import { createRunTrust } from './trust.js';
 
 /** The `kind` of a saved plan file. */
@@ -150,16 +146,9 @@ export function readSavedPlan(file: string, syncId: string, key: Buffer): SavedP
 }
 
 /** What applying a saved plan needs (the CLI builds them from the run environment). */
-export interface SavedPlanDeps {
-  config: Config;
-  client: OrgPlatformPort;
-  mirror: Mirror;
-  ownership: OwnershipStore;
+export interface SavedPlanDeps extends RunParts {
   trust: TrustStateStore;
-  logger: Logger;
-  clock: Clock;
   readDesiredState(signal?: AbortSignal): Promise<DesiredState>;
-  signal?: AbortSignal;
   observer?: RunObserver;
   callStats?(): { requests: number; rateLimited: number };
 }
