@@ -21,7 +21,7 @@ export interface EntityIndex<T> {
   /** Every mirrored record (tombstones included) by its platform id (account_id for members). */
   byId: ReadonlyMap<string, T>;
   /**
-   * By third_*_id (non-empty only). A live record wins over tombstones sharing its third id (DECISIONS.md 6);
+   * By third_*_id (non-empty only). A live record wins over tombstones sharing its third id (docs/decisions.md 6);
    * among tombstones the newest wins.
    */
   byThirdId: ReadonlyMap<string, T>;

@@ -1,6 +1,6 @@
 /**
  * The organisation store: departments, positions, accounts and memberships of every tenant in SQLite, with the
- * rules of the spec and DECISIONS.md (soft deletes, third-id uniqueness among live records, path/depth/member_count
+ * rules of the spec and docs/decisions.md (soft deletes, third-id uniqueness among live records, path/depth/member_count
  * kept right, `seq` for live walks and `rev` for incremental walks). Every write runs in one transaction.
  */
 import { randomUUID } from 'node:crypto';
