@@ -1,4 +1,4 @@
-/** The README's table of platform error kinds and the code agree (kinds and which are retried). */
+/** docs/configuration.md's table of platform error kinds and the code agree (kinds and which are retried). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PLATFORM_ERROR_KINDS, platformError } from '../../src/platform/errors.js';
@@ -9,8 +9,8 @@ const STATUS: Record<string, number> = {
   rate_limited: 429, server: 503, network: 0, timeout: 0, invalid_response: 200,
 };
 
-describe('README platform error table', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+describe('docs/configuration.md platform error table', () => {
+  const readme = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
   const start = readme.indexOf('| kind | when | retried |');
   const rows = readme
     .slice(start)
