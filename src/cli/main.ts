@@ -14,6 +14,7 @@ import { registerApplyCommand } from './commands/apply.js';
 import { registerExplainCommand } from './commands/explain.js';
 import { registerAdoptCommand } from './commands/adopt.js';
 import { registerReleaseCommand } from './commands/release.js';
+import { registerStateCommand } from './commands/state.js';
 
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
 type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void) => void;
@@ -31,6 +32,7 @@ const registrars: Registrar[] = [
   registerExplainCommand,
   registerAdoptCommand,
   registerReleaseCommand,
+  registerStateCommand,
 ];
 
 /** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */
