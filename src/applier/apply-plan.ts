@@ -166,8 +166,14 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   const applied = emptyCounts();
   const byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
   const ordered: ChangeResult[] = [];
+  const notStartedWhy = options.signal?.aborted === true ? 'not started: the run was asked to stop' : `not started: ${options.maxFailures ?? 100} changes failed (sync.max_failures)`;
   for (const c of changes) {
-    const r = results.get(c.id) ?? { change: c, status: status.get(c.id) === 'not_started' ? 'not_started' : 'failed' };
+    let r = results.get(c.id);
+    if (!r) {
+      r = status.get(c.id) === 'not_started' ? { change: c, status: 'not_started', message: notStartedWhy } : { change: c, status: 'failed', message: 'not recorded' };
+      // Counted (metrics, progress) like every other outcome, but not logged one by one: there may be thousands.
+      options.onResult?.(r);
+    }
     ordered.push(r);
     byStatus[r.status] += 1;
     if (r.status === 'applied' || r.status === 'adopted') applied[c.entity][c.op] += 1;

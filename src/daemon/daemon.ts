@@ -32,6 +32,11 @@ export interface RunOutcome {
   summary?: unknown;
   /** One line, when the run failed. */
   error?: string;
+  /**
+   * The failure will not go away by itself (the platform refused the credential): /readyz reports not ready at once,
+   * not only after failing for twice the schedule interval, until a later run succeeds.
+   */
+  persistent?: boolean;
 }
 
 /** One sync run (refresh, read sources, plan, guards, apply), as the daemon drives it. */
@@ -77,6 +82,7 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
   let state: DaemonState = 'starting';
   let current: { id: string; trigger: string; startedAt: number; done: Promise<void> } | undefined;
   let lastSuccessAt: number | undefined;
+  let lastFailurePersistent = false;
   let skipped = 0;
 
   const abandoned = history.closeAbandoned();
@@ -87,7 +93,7 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
     // A restarted daemon still knows when the mirror was last synced (the no-success alert reads this).
     metrics.lastSuccessTimestampSeconds.set(lastSuccessAt / 1000);
   }
-  const previousRun = history.recent(1)[0];
+  const previousRun = history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted']);
   if (previousRun?.finishedAt) metrics.lastRunTimestampSeconds.set(Date.parse(previousRun.finishedAt) / 1000);
 
   const startRun = (trigger: string): void => {
@@ -119,6 +125,7 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
       }
       metrics.recordRun(outcome.result, runStart, finishedAt);
       if (outcome.result === 'success' || outcome.result === 'partial') lastSuccessAt = finishedAt;
+      if (outcome.result !== 'dry_run') lastFailurePersistent = outcome.result === 'failed' && outcome.persistent === true;
       const fields = { result: outcome.result, exit_code: outcome.exitCode, duration_seconds: (finishedAt - runStart) / 1000, ...(outcome.error ? { error: outcome.error } : {}) };
       if (outcome.result === 'failed') runLogger.error(fields, 'run failed');
       else if (outcome.result === 'success') runLogger.info(fields, 'run finished');
@@ -131,12 +138,14 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
 
   const readiness = (): Readiness => {
     const checks: Record<string, string> = { config: 'ok', state_db: deps.stateOpen() ? 'ok' : 'closed' };
-    const last = history.recent(1)[0];
+    // Dry runs (a `sync --dry-run` on the same state DB) say nothing about the health of the sync.
+    const last = history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted']);
     const limitMs = 2 * scheduler.intervalMs();
     if (last && last.result === 'failed') {
       const since = lastSuccessAt ?? startedAt;
       const failingMs = clock.now() - since;
-      checks.last_run = failingMs > limitMs ? `failing for ${Math.round(failingMs / 1000)}s (more than twice the schedule interval): ${last.error ?? 'see /status'}` : 'ok';
+      if (lastFailurePersistent) checks.last_run = `failed: ${last.error ?? 'see /status'} (not ready until a run succeeds)`;
+      else checks.last_run = failingMs > limitMs ? `failing for ${Math.round(failingMs / 1000)}s (more than twice the schedule interval): ${last.error ?? 'see /status'}` : 'ok';
     } else {
       checks.last_run = 'ok';
     }
@@ -214,6 +223,8 @@ export function runResultOf(summary: Pick<RunSummary, 'result'>): RunResult {
       return 'guard';
     case 'stopped':
       return 'interrupted';
+    case 'dry_run':
+      return 'dry_run';
     default:
       return 'failed';
   }
@@ -239,11 +250,13 @@ export function compactSummary(summary: RunSummary): Record<string, unknown> {
     applied: summary.applied,
     writes: writesOf(summary),
     by_status: summary.byStatus,
+    dry_run: summary.dryRun,
     warnings: summary.plan.warnings.length,
     withheld: summary.plan.withheld.length,
     refusal: summary.plan.refusal ? { guard: summary.plan.refusal.guard, message: summary.plan.refusal.message } : null,
     failures: summary.failures.slice(0, 20),
     failures_total: summary.failures.length,
+    not_started: summary.notStarted.length,
     quarantined: summary.quarantined.length,
     quarantined_by_reason: quarantineByReason,
     skipped_admin: summary.skippedAdmin,
@@ -348,6 +361,8 @@ export async function finishSyncRun(
   }
   const previous = parts.history.lastWith(['success', 'partial']);
   if (previous?.finishedAt) parts.metrics.lastSuccessTimestampSeconds.set(Date.parse(previous.finishedAt) / 1000);
+  const previousRun = parts.history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted']);
+  if (previousRun?.finishedAt) parts.metrics.lastRunTimestampSeconds.set(Date.parse(previousRun.finishedAt) / 1000);
   parts.metrics.recordRun(outcome.result, started, finished);
   await pushRunMetrics(parts.metrics, parts.config, parts.logger);
 }

@@ -112,7 +112,7 @@ export interface RunFailure {
 }
 
 /** How a run ended. */
-export type RunResultKind = 'in_sync' | 'planned' | 'applied' | 'partial' | 'refused' | 'failed' | 'stopped';
+export type RunResultKind = 'in_sync' | 'planned' | 'applied' | 'dry_run' | 'partial' | 'refused' | 'failed' | 'stopped';
 
 /** The summary of one run (JSON-serialisable). */
 export interface RunSummary {
@@ -120,6 +120,8 @@ export interface RunSummary {
   mode: 'plan' | 'apply';
   result: RunResultKind;
   exitCode: ExitCode;
+  /** Applied through the dry-run seam: `applied` counts what would have been written; nothing was. */
+  dryRun: boolean;
   startedAt: string;
   durationMs: number;
   /** The first plan of the run. */
@@ -127,7 +129,10 @@ export interface RunSummary {
   /** Applied (or adopted) changes per entity and operation, over all rounds. */
   applied: ApplyCounts;
   byStatus: Record<ChangeStatus, number>;
+  /** Changes that failed, conflicted or were skipped because a prerequisite did not succeed. */
   failures: RunFailure[];
+  /** Changes never started (a stop signal, or sync.max_failures reached): not failures, they simply did not run. */
+  notStarted: RunFailure[];
   quarantined: QuarantineEntry[];
   /** Members holding tenant.admin that could not be removed. */
   skippedAdmin: number;
@@ -222,12 +227,14 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     mode: options.mode,
     result: plan.changes.length === 0 ? 'in_sync' : 'planned',
     exitCode: EXIT.OK,
+    dryRun: options.mode === 'apply' && options.dryRun === true,
     startedAt: new Date(started).toISOString(),
     durationMs: 0,
     plan,
     applied: zeroApplied(),
     byStatus: { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 },
     failures: [],
+    notStarted: [],
     quarantined: desired.quarantine,
     skippedAdmin: 0,
     replanRounds: 0,
@@ -287,7 +294,8 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
       }
       summary.byStatus[r.status] += 1;
       if (r.status === 'skipped_admin') summary.skippedAdmin += 1;
-      if (r.status === 'failed' || r.status === 'conflict' || r.status === 'skipped' || r.status === 'not_started') summary.failures.push(toFailure(r));
+      if (r.status === 'not_started') summary.notStarted.push(toFailure(r));
+      else if (r.status === 'failed' || r.status === 'conflict' || r.status === 'skipped') summary.failures.push(toFailure(r));
     }
     if (result.stopped || deps.signal?.aborted) {
       summary.byStatus.deferred += deferred.length;
@@ -307,7 +315,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     summary.replanRounds = round + 1;
     logger.info({ round: round + 1, deferred: deferred.length }, 're-planning after the platform changed under the plan');
     await refresh();
-    const failedIds = new Set(summary.failures.map((f) => f.id).concat(summary.byStatus.skipped_admin ? result.results.filter((r) => r.status === 'skipped_admin').map((r) => r.change.id) : []));
+    const failedIds = new Set(summary.failures.map((f) => f.id).concat(summary.notStarted.map((f) => f.id), summary.byStatus.skipped_admin ? result.results.filter((r) => r.status === 'skipped_admin').map((r) => r.change.id) : []));
     // A re-plan may remove what the first plan (which passed the guards) removed, and no more.
     const allowed = Math.max(options.allowDeletes ?? 0, plan.changes.filter((c) => c.op === 'remove').length);
     const next = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, allowDeletes: allowed, now: clock.now() });
@@ -322,17 +330,17 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   }
 
   trust?.commit();
-  const failed = summary.failures.length > 0 || desired.quarantine.length > 0;
+  const failed = summary.failures.length > 0 || summary.notStarted.length > 0 || desired.quarantine.length > 0;
   if (summary.notConverged.length > 0) {
     summary.result = 'failed';
     summary.exitCode = EXIT.FAILED;
     summary.error = `the plan did not converge after ${sync.max_replan_rounds} re-plan round(s): ${summary.notConverged.slice(0, 10).map((f) => `${f.entity} ${f.thirdId || f.platformId} (${f.message})`).join('; ')}`;
     logger.error({ records: summary.notConverged.map((f) => f.id) }, 'plan did not converge');
   } else if (failed) {
-    summary.result = 'partial';
+    summary.result = summary.dryRun ? 'dry_run' : 'partial';
     summary.exitCode = EXIT.PARTIAL;
   } else {
-    summary.result = plan.changes.length === 0 ? 'in_sync' : 'applied';
+    summary.result = plan.changes.length === 0 ? 'in_sync' : summary.dryRun ? 'dry_run' : 'applied';
   }
   return finish();
 }

@@ -227,9 +227,10 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
       ...(deps.observer?.onChangeResult ? { onResult: deps.observer.onChangeResult } : {}),
     },
   );
-  const failures = result.results.filter((r) => r.status !== 'applied' && r.status !== 'adopted' && r.status !== 'skipped_admin').map(toFailure);
+  const failures = result.results.filter((r) => r.status !== 'applied' && r.status !== 'adopted' && r.status !== 'skipped_admin' && r.status !== 'not_started').map(toFailure);
+  const notStarted = result.results.filter((r) => r.status === 'not_started').map(toFailure);
   if (!result.stopped) trust.commit();
-  const partial = failures.length > 0 || desired.quarantine.length > 0;
+  const partial = failures.length > 0 || notStarted.length > 0 || desired.quarantine.length > 0;
   const calls = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
   // Where the time went (RunSummary.phases, as runOnce reports it); the plan itself was made by `orgsync plan`.
   const phases = { refreshMs: refreshedAt - started, sourcesMs: readAt - refreshedAt, planMs: plannedAt - readAt, applyMs: clock.now() - plannedAt };
@@ -238,12 +239,14 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     mode: 'apply',
     result: result.stopped ? 'stopped' : partial ? 'partial' : plan.changes.length === 0 ? 'in_sync' : 'applied',
     exitCode: result.stopped ? EXIT.FAILED : partial ? EXIT.PARTIAL : EXIT.OK,
+    dryRun: false,
     startedAt: new Date(started).toISOString(),
     durationMs: clock.now() - started,
     plan: { ...plan, counts: countChanges(plan.changes) },
     applied: result.applied,
     byStatus: result.byStatus,
     failures,
+    notStarted,
     quarantined: desired.quarantine,
     skippedAdmin: result.byStatus.skipped_admin,
     replanRounds: 0,

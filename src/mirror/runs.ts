@@ -21,7 +21,7 @@ CREATE INDEX runs_by_start ON runs (started_at);
 };
 
 /** How a run ended; `running` while it is under way. */
-export type RunRecordResult = 'running' | 'success' | 'partial' | 'failed' | 'guard' | 'interrupted';
+export type RunRecordResult = 'running' | 'success' | 'partial' | 'failed' | 'guard' | 'interrupted' | 'dry_run';
 
 /** One run as recorded. */
 export interface RunRecord {

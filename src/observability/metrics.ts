@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Pushgateway, Registry, collectDefaultMetrics
 export const METRIC_PREFIX = 'orgsync_';
 
 /** The results a run can end with (the `result` label of orgsync_runs_total). */
-export const RUN_RESULTS = ['success', 'partial', 'failed', 'guard', 'interrupted'] as const;
+export const RUN_RESULTS = ['success', 'partial', 'failed', 'guard', 'interrupted', 'dry_run'] as const;
 /** How a run ended, as the `result` label says it. */
 export type RunResult = (typeof RUN_RESULTS)[number];
 
@@ -76,7 +76,7 @@ export class OrgsyncMetrics {
     const p = METRIC_PREFIX;
     this.buildInfo = new Gauge({ name: `${p}build_info`, help: 'Always 1; labels carry the orgsync version and the Node.js version.', labelNames: ['version', 'node_version'], registers });
     this.buildInfo.set({ version: options.build.version, node_version: process.version }, 1);
-    this.runsTotal = new Counter({ name: `${p}runs_total`, help: 'Sync runs by result (success, partial, failed, guard, interrupted).', labelNames: ['result'], registers });
+    this.runsTotal = new Counter({ name: `${p}runs_total`, help: 'Sync runs by result (success, partial, failed, guard, interrupted, dry_run).', labelNames: ['result'], registers });
     for (const result of RUN_RESULTS) this.runsTotal.inc({ result }, 0);
     this.runDurationSeconds = new Histogram({
       name: `${p}run_duration_seconds`,
@@ -150,6 +150,8 @@ export class OrgsyncMetrics {
   /** Records the end of a run. */
   recordRun(result: RunResult, startedAtMs: number, finishedAtMs: number): void {
     this.runsTotal.inc({ result });
+    // A dry run wrote nothing: it neither ends a failing streak nor starts one (the alerts compare these two gauges).
+    if (result === 'dry_run') return;
     this.runDurationSeconds.observe(Math.max(0, (finishedAtMs - startedAtMs) / 1000));
     this.lastRunTimestampSeconds.set(finishedAtMs / 1000);
     if (result === 'success' || result === 'partial') this.lastSuccessTimestampSeconds.set(finishedAtMs / 1000);

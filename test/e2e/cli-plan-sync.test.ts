@@ -9,6 +9,8 @@ import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { openStateDb } from '../../src/mirror/db.js';
+import { RunHistory } from '../../src/mirror/runs.js';
 
 const TREE = org({
   departments: [
@@ -122,14 +124,33 @@ describe('orgsync sync', () => {
     expect((await cli('sync', '--config', cfg, '--allow-deletes', 'many')).code).toBe(2);
   });
 
-  it('--dry-run goes through the applier without writing, and --output json prints one summary document', async () => {
+  it('--dry-run goes through the applier without writing, says so, and --output json prints one summary document', async () => {
     const r = await cli('sync', '--config', config, '--dry-run', '--output', 'json');
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ sync_id: 'hr-sync', result: 'applied', exit_code: 0, failures: [], rate_limited: 0 });
+    expect(doc).toMatchObject({ sync_id: 'hr-sync', result: 'dry_run', dry_run: true, exit_code: 0, failures: [], rate_limited: 0 });
+    expect(doc.would_apply).toMatchObject({ total: 10, members: { create: 5 }, departments: { create: 4 }, positions: { create: 1 } });
     expect(doc.applied.members.create).toBe(5);
     expect(await writes()).toBe(0);
+    const text = await cli('sync', '--config', config, '--dry-run');
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^sync hr-sync: dry run, nothing written \(exit 0\)/);
+    expect(text.stdout).toContain('\ndry run: 10 changes would be applied (nothing written)\n');
+    expect(text.stdout).not.toMatch(/applied \(exit/);
+    expect(await writes()).toBe(0);
     expect((await cli('plan', '--config', config, '--detailed-exitcode')).code).toBe(5);
+    // The run history marks both rows as dry runs; nothing counts as a success.
+    const db = openStateDb(join(dir, 'state.db'));
+    try {
+      const history = new RunHistory(db);
+      expect(history.recent(10).map((r) => [r.result, (r.summary as { dry_run: boolean }).dry_run])).toEqual([
+        ['dry_run', true],
+        ['dry_run', true],
+      ]);
+      expect(history.lastWith(['success', 'partial'])).toBeUndefined();
+    } finally {
+      db.close();
+    }
   });
 
   it('exits 4 when a record is quarantined, naming it in the summary', async () => {

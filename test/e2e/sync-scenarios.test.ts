@@ -6,6 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DesiredState, PlatformMember } from '../../src/domain/index.js';
 import type { RunOnceOptions, RunSummary } from '../../src/daemon/run-once.js';
+import { renderSyncSummary, syncSummaryJson } from '../../src/cli/commands/sync.js';
+import { metricsRunObserver } from '../../src/daemon/daemon.js';
+import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { ADA, expectedView, org, SyncWorld, type OrgView } from './harness.js';
 
 const TREE = {
@@ -229,10 +232,26 @@ describe('sync runs', () => {
     const w = world;
     const stop = new AbortController();
     let finished = 0;
-    const s = await w.run(org(TREE), {}, { onChangeResult: () => (++finished === 3 ? stop.abort(new Error('SIGTERM')) : undefined) }, stop.signal);
+    const metrics = new OrgsyncMetrics({ build: { version: 'test' }, defaultMetrics: false });
+    const base = metricsRunObserver(metrics);
+    const s = await w.run(org(TREE), {}, { ...base, onChangeResult: (r) => (base.onChangeResult?.(r), ++finished === 3 ? stop.abort(new Error('SIGTERM')) : undefined) }, stop.signal);
     expect(s.result).toBe('stopped');
     expect(s.exitCode).toBe(1);
     expect(s.byStatus.not_started).toBeGreaterThan(0);
+    // Issue 15: what never started is counted apart from the failures, in the summary, the JSON and the metrics.
+    const notStarted = s.byStatus.not_started;
+    expect(s.notStarted).toHaveLength(notStarted);
+    expect(s.notStarted.every((f) => f.status === 'not_started' && f.message === 'not started: the run was asked to stop')).toBe(true);
+    expect(s.failures.filter((f) => f.status === 'not_started')).toEqual([]);
+    expect(s.failures).toHaveLength(s.byStatus.skipped);
+    expect(renderSyncSummary(s)).toContain(`failures: ${s.failures.length}, not started: ${notStarted}, `);
+    expect(renderSyncSummary(s)).not.toContain('not_started: not_started');
+    const doc = syncSummaryJson(s);
+    expect(doc.not_started).toBe(notStarted);
+    expect((doc.failures as unknown[]).length).toBe(s.failures.length);
+    const text = await metrics.text();
+    const series = [...text.matchAll(/^orgsync_operations_total\{[^}]*result="not_started"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(series).toBe(notStarted);
     // Everything that was started finished and was recorded: the next plan holds exactly what was not started.
     expect(s.byStatus.applied + s.byStatus.not_started + s.byStatus.skipped).toBe(s.plan.changes.length);
     const rest = await w.plan(org(TREE));

@@ -47,6 +47,8 @@ describe('metrics on the ops listener', () => {
     observer.onRetry('rate_limited');
     observer.onThrottled(1.5);
     metrics.recordRun('success', now - 12_000, now);
+    // Issue 15: a later dry run is counted, but moves neither timestamp (nor would it trip OrgsyncSyncFailing).
+    metrics.recordRun('dry_run', now - 2_000, now + 60_000);
     OrgsyncMetrics.replace(metrics.planOperations, [{ labels: { entity: 'member', op: 'create' }, value: 250 }]);
     metrics.operationsTotal.inc({ entity: 'member', op: 'create', result: 'ok' }, 250);
     metrics.removalsBlockedTotal.inc({ guard: 'delete_threshold' });
@@ -69,6 +71,8 @@ describe('metrics on the ops listener', () => {
     expect(text).toContain('orgsync_build_info{version="9.9.9",node_version="');
     expect(text).toContain('orgsync_runs_total{result="success"} 1');
     expect(text).toContain('orgsync_runs_total{result="failed"} 0');
+    expect(text).toContain('orgsync_runs_total{result="dry_run"} 1');
+    expect(text).toContain(`orgsync_last_run_timestamp_seconds ${now / 1000}`);
     expect(text).toContain(`orgsync_last_success_timestamp_seconds ${now / 1000}`);
     expect(text).toContain('orgsync_api_requests_total{method="POST",route="/api/external/v1/org/members",status="429"} 1');
     expect(text).toContain('orgsync_api_throttled_seconds_total 1.5');

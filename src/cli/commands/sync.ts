@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { finishSyncRun } from '../../daemon/daemon.js';
+import { finishSyncRun, writesOf } from '../../daemon/daemon.js';
 import type { RunSummary } from '../../daemon/run-once.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { renderPlanText } from '../../planner/render.js';
@@ -18,16 +18,18 @@ export function renderSyncSummary(s: RunSummary): string {
     in_sync: 'in sync, nothing to do',
     planned: 'planned',
     applied: 'applied',
+    dry_run: 'dry run, nothing written',
     partial: 'finished with records failed or quarantined',
     refused: 'refused by a guard, nothing applied',
     failed: 'failed',
     stopped: 'stopped before the end',
   };
   lines.push(`sync ${s.syncId}: ${verdict[s.result]} (exit ${s.exitCode}) in ${(s.durationMs / 1000).toFixed(1)} s`);
+  if (s.dryRun) lines.push(`dry run: ${writesOf(s)} changes would be applied (nothing written)`);
   lines.push(`${'entity'.padEnd(13)}${CHANGE_OPS.map((op) => op.padStart(8)).join('')}`);
   for (const e of ENTITY_KINDS) lines.push(`${e.padEnd(13)}${CHANGE_OPS.map((op) => String(s.applied[e][op]).padStart(8)).join('')}`);
   lines.push(
-    `failures: ${s.failures.length}, quarantined: ${s.quarantined.length}, admins not removed: ${s.skippedAdmin}, warnings: ${s.plan.warnings.length}, re-plans: ${s.replanRounds}`,
+    `failures: ${s.failures.length}, not started: ${s.notStarted.length}, quarantined: ${s.quarantined.length}, admins not removed: ${s.skippedAdmin}, warnings: ${s.plan.warnings.length}, re-plans: ${s.replanRounds}`,
   );
   lines.push(`API calls: ${s.apiCalls}, 429s: ${s.rateLimited}`);
   if (s.failures.length > 0) {
@@ -35,6 +37,7 @@ export function renderSyncSummary(s: RunSummary): string {
     for (const f of s.failures.slice(0, 50)) lines.push(`  ${f.entity} ${f.op} ${f.thirdId || f.platformId || ''}: ${f.status}: ${f.message}`);
     if (s.failures.length > 50) lines.push(`  ... and ${s.failures.length - 50} more`);
   }
+  if (s.notStarted.length > 0) lines.push(`not started: ${s.notStarted.length} change(s) (${s.notStarted[0]!.message}); the next run plans them again`);
   if (s.notConverged.length > 0) {
     lines.push('did not converge:');
     for (const f of s.notConverged.slice(0, 50)) lines.push(`  ${f.entity} ${f.op} ${f.thirdId || f.platformId || ''}: ${f.message}`);
@@ -56,8 +59,12 @@ export function syncSummaryJson(s: RunSummary): Record<string, unknown> {
     exit_code: s.exitCode,
     started_at: s.startedAt,
     duration_seconds: s.durationMs / 1000,
+    dry_run: s.dryRun,
     applied: s.applied,
+    ...(s.dryRun ? { would_apply: { total: writesOf(s), ...s.applied } } : {}),
     failures: s.failures.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null, status: f.status, message: f.message })),
+    not_started: s.notStarted.length,
+    not_started_changes: s.notStarted.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null })),
     not_converged: s.notConverged.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, message: f.message })),
     quarantined: s.quarantined,
     admins_not_removed: s.skippedAdmin,
@@ -77,7 +84,7 @@ export function registerSyncCommand(program: Command, ctx: CliContext, setResult
     .description('Run once: refresh the mirror, read the sources, plan, apply, and print a summary.')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--allow-deletes <n>', 'permit up to N removals in this run even over sync.delete_threshold', parseAllowDeletes)
-    .option('--dry-run', 'go through the applier without writing anything (the summary counts what would be applied)')
+    .option('--dry-run', 'go through the applier without writing anything: "dry run: N changes would be applied (nothing written)"; recorded as a dry run')
     .option('--allow-source-shrink', 'accept sources that shrank beyond sync.max_source_shrink_percent since the last good read')
     .option('--accept-scope-change', 'accept removals after a change of the config\'s scope (sources, filters, base DNs)')
     .addOption(new Option('-o, --output <format>', 'summary format').choices(['text', 'json']).default('text'))
