@@ -1,5 +1,7 @@
+import { Writable } from 'node:stream';
 import { Command, CommanderError } from 'commander';
 import { EXIT, isOrgsyncError, oneLine } from '../shared/errors.js';
+import { redact, redactSecrets } from '../shared/redact.js';
 import type { CliContext, CommandResult } from './context.js';
 import { VERSION } from './version.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
@@ -35,8 +37,25 @@ const registrars: Registrar[] = [
   registerStateCommand,
 ];
 
+/**
+ * `inner` behind the shared redactor: every chunk written is passed through `filter` first. Writes go through
+ * at once (the terminal and test captures see each line when it is written).
+ */
+function redacting(inner: Writable, filter: (text: string) => string): Writable {
+  return new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding, callback) {
+      inner.write(filter(typeof chunk === 'string' ? chunk : chunk.toString('utf8')));
+      callback();
+    },
+  });
+}
+
 /** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */
-export async function main(argv: string[], ctx: CliContext): Promise<number> {
+export async function main(argv: string[], outerCtx: CliContext): Promise<number> {
+  // Nothing a command prints leaves with a secret in it: stdout carries documents (plans, JSON), so only the
+  // registered secret values are replaced there; stderr carries messages, so URLs and credentials are too.
+  const ctx: CliContext = { ...outerCtx, stdout: redacting(outerCtx.stdout, (t) => redactSecrets(t)), stderr: redacting(outerCtx.stderr, (t) => redact(t)) };
   const program = new Command();
   program
     .name('orgsync')

@@ -2,12 +2,14 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { OrgsyncError } from '../shared/errors.js';
+import { registerSecrets } from '../shared/redact.js';
 import { configSchema, type Config } from './schema.js';
 import { formatPath, formatZodIssues } from './zod-errors.js';
 
 /**
  * Keys that hold secrets. Each may instead be given as `<key>_file` (a Kubernetes Secret mount); values are
- * collected into `meta.secrets` so that logging can redact them wherever they appear.
+ * collected into `meta.secrets` and registered with the shared redactor (src/shared/redact.ts), which replaces
+ * them wherever they would appear.
  */
 export const SECRET_KEYS = new Set(['api_key', 'password', 'bind_password', 'token', 'client_secret', 'secret']);
 
@@ -90,6 +92,8 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   }
   const ctx: LoadContext = { env, dir: dirname(abs), file: abs, secrets: new Set() };
   const interpolated = walk(raw, [], ctx, false);
+  // From here on every stage's output (logs, errors, /status, history, plan files, the terminal) replaces them.
+  registerSecrets(ctx.secrets);
   // reportInput: zod 4 keeps the offending input on issues only when asked; formatZodIssues needs it to tell
   // a missing value ("required") from a wrong one. Messages never print the input itself (it may be a secret).
   const result = configSchema.safeParse(interpolated, { reportInput: true });

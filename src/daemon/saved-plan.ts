@@ -17,6 +17,7 @@ import type { TrustStateStore } from '../mirror/trust-state.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
 import { calculatePlan } from '../planner/index.js';
 import { EXIT, OrgsyncError } from '../shared/errors.js';
+import { redactSecrets } from '../shared/redact.js';
 import { refreshMirror } from './refresh-mirror.js';
 import { plannerSnapshot, type RunFailure, type RunObserver, type RunParts, type RunSummary } from './run-once.js';
 import { createRunTrust } from './trust.js';
@@ -90,10 +91,17 @@ export function buildSavedPlan(plan: Plan, inputs: { mirrorHash: string; sourceH
   return { ...doc, integrity: sign(doc, key) };
 }
 
-/** Writes a saved plan file. */
+/**
+ * Writes a saved plan file. The file is signed data that `apply` executes, so it is never rewritten: when a
+ * registered secret value (a `${VAR}`, `*_file` or key value of the config) would be in it, nothing is written.
+ */
 export function writeSavedPlan(file: string, saved: SavedPlanFile): void {
+  const text = `${JSON.stringify(saved, null, 2)}\n`;
+  if (redactSecrets(text) !== text) {
+    throw new OrgsyncError('PLAN_REFUSED', `plan file ${file} not written: the plan would contain a secret value of the config (a \${VAR}, *_file or key value); keep secrets out of source fields and mappings`);
+  }
   try {
-    writeFileSync(file, `${JSON.stringify(saved, null, 2)}\n`);
+    writeFileSync(file, text);
   } catch (err) {
     throw new OrgsyncError('USAGE', `cannot write plan file ${file}: ${(err as Error).message}`, { cause: err });
   }

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { redact, redactValue } from '../shared/redact.js';
 import type { Migration } from './migrations/types.js';
 
 /** Migration 021: the history of runs that /status and `orgsync daemon` report. */
@@ -93,9 +94,10 @@ export class RunHistory {
     this.insert.run(id, trigger, startedAt);
   }
 
-  /** Records how a run ended. */
+  /** Records how a run ended; the summary and the error pass through the shared redactor first. */
   finish(id: string, end: { finishedAt: number; result: Exclude<RunRecordResult, 'running'>; exitCode: number; summary?: unknown; error?: string }): void {
-    this.finishStmt.run(end.finishedAt, end.result, end.exitCode, end.summary === undefined ? null : JSON.stringify(end.summary), end.error ?? null, id);
+    const summary = end.summary === undefined ? null : JSON.stringify(redactValue(end.summary));
+    this.finishStmt.run(end.finishedAt, end.result, end.exitCode, summary, end.error === undefined ? null : redact(end.error), id);
     this.pruneStmt.run(this.keep);
   }
 

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { OrgsyncError } from '../shared/errors.js';
+import { redact, redactValue } from '../shared/redact.js';
 
 /** The answer of a readiness check: ready or not, with the reasons. */
 export interface Readiness {
@@ -51,7 +52,7 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
   const { host, port } = parseListen(listen);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) json(res, 500, { error: { code: 'internal_error', message: err instanceof Error ? err.message : String(err) } });
+      if (!res.headersSent) json(res, 500, { error: { code: 'internal_error', message: redact(err instanceof Error ? err.message : String(err)) } });
       else res.destroy();
     });
   });
@@ -63,15 +64,16 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
     }
     switch (path) {
       case '/metrics':
-        return send(res, 200, handlers.registry.contentType, await handlers.registry.metrics());
+        // Label values (a source name, an error kind) pass through the redactor like every other output.
+        return send(res, 200, handlers.registry.contentType, redact(await handlers.registry.metrics()));
       case '/healthz':
         return json(res, 200, { status: 'ok' });
       case '/readyz': {
         const r = handlers.readiness();
-        return json(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks });
+        return json(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: redactValue(r.checks) });
       }
       case '/status':
-        return json(res, 200, handlers.status());
+        return json(res, 200, redactValue(handlers.status()));
       default:
         return json(res, 404, { error: { code: 'not_found', message: `no route ${path}; try /metrics, /healthz, /readyz or /status` } });
     }

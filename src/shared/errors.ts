@@ -1,3 +1,5 @@
+import { redact } from './redact.js';
+
 /**
  * The error catalogue. Every error a user can see has a stable code and an exit code; the CLI prints
  * `orgsync: <message>` on one line and exits with `exitCode`. docs/errors.md lists the same table (a test compares them).
@@ -48,7 +50,8 @@ export class OrgsyncError extends Error {
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    // The message is what users, logs, /status and the run history see: never with a secret or a URL's query.
+    super(redact(message), options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'OrgsyncError';
     this.code = code;
     this.exitCode = ERROR_CODES[code];

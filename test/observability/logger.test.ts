@@ -46,7 +46,7 @@ describe('logger', () => {
       expect(all).not.toContain(s);
     }
     expect(all).toContain(REDACTED);
-    expect(all).toContain('Bearer [REDACTED]');
+    expect(all).toContain('Bearer [redacted]');
     // Every line is still valid JSON after redaction.
     for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
   });

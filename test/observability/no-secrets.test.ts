@@ -80,7 +80,7 @@ describe('a whole sync never prints a secret', { timeout: 180_000 }, () => {
     for (const secret of [DEMO_KEY, HRIS_TOKEN, CUSTOM_HEADER_SECRET]) expect(everything).not.toContain(secret);
     // The effective config was logged (debug), with the key, the headers and the token inside the URL redacted.
     const configLine = cap.out.stdout.split('\n').find((l) => l.includes('"msg":"config loaded"'));
-    expect(configLine).toContain('?key=[REDACTED]');
-    expect(configLine).toContain('"Authorization":"[REDACTED]"');
+    expect(configLine).toContain('?key=[redacted]');
+    expect(configLine).toContain('"Authorization":"[redacted]"');
   });
 });

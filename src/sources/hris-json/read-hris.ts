@@ -8,6 +8,7 @@ import { request } from 'undici';
 import type { HrisJsonSourceConfig, PaginationConfig } from '../../config/sources.js';
 import type { EntityKind } from '../../domain/entities.js';
 import { getPath, SourceCollector, type Lookup, type SourceBatch } from '../../desired/index.js';
+import { redactUrl } from '../../shared/redact.js';
 import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
 
 interface EntityConfig {
@@ -90,9 +91,12 @@ async function* pages(source: HrisJsonSourceConfig, entity: EntityKind, cfg: Ent
       url.searchParams.set(p.offset_param, String(page));
       url.searchParams.set(p.size_param, String(p.size));
     } else if (p.type === 'cursor' && p.size_param && p.size) url.searchParams.set(p.size_param, String(p.size));
-    const where = url.toString();
-    if (seen.has(where)) throw sourceUnreadable(source.name, `${entity}: the pagination returned ${where} twice`);
-    seen.add(where);
+    // Locations and messages show the URL through the redactor (no userinfo, no query values: a `next` link
+    // may carry an access token); loop detection compares the full URL.
+    const where = redactUrl(url);
+    const full = url.toString();
+    if (seen.has(full)) throw sourceUnreadable(source.name, `${entity}: the pagination returned ${where} twice`);
+    seen.add(full);
     const body = await fetchJson(source, entity, url, ctx);
     const items = itemsOf(source.name, entity, cfg, body, where);
     yield { items, where };
@@ -119,7 +123,7 @@ async function* pages(source: HrisJsonSourceConfig, entity: EntityKind, cfg: Ent
 const RETRYABLE = new Set([429, 500, 502, 503, 504]);
 
 async function fetchJson(source: HrisJsonSourceConfig, entity: EntityKind, url: URL, ctx: SourceReadContext): Promise<unknown> {
-  const where = url.toString();
+  const where = redactUrl(url);
   for (let attempt = 1; ; attempt++) {
     let status: number;
     let text: string;
