@@ -1,5 +1,5 @@
 /**
- * The public data under ../shared/datasets read end to end: Oracle HR CSV snapshots, the BambooHR, Personio and Finch
+ * Small copies of public data (test/fixtures/public/, origins and licences in test/fixtures/README.md) read end to end: Oracle HR CSV snapshots, the BambooHR, Personio and Finch
  * payloads through the shipped example configs (served over loopback HTTP), and the OpenLDAP 999-person directory in
  * a real slapd. Each asserts the counts and the quarantine reasons the data yields.
  */
@@ -14,10 +14,10 @@ import type { DesiredState } from '../../src/domain/desired.js';
 import { readDesiredState } from '../../src/sources/index.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { requireSlapd, startSlapd, type Slapd } from '../helpers/slapd.js';
-import { DATASETS, instantClock, read } from './support.js';
+import { PUBLIC_DATA, instantClock, read } from './support.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../config/examples/', import.meta.url));
-const HR = join(DATASETS, 'hr-csv/oracle-hr');
+const HR = join(PUBLIC_DATA, 'oracle-hr');
 
 /** Counts and quarantine reasons (entity:reason -> count). */
 function summary(s: DesiredState) {
@@ -62,7 +62,7 @@ describe('Oracle HR CSV', () => {
   });
 
   it('test_db departments', async () => {
-    const s = await read([{ name: 't', type: 'csv', departments: { file: join(DATASETS, 'hr-csv/test_db/departments.csv'), fields: { id: 'dept_no', name: 'dept_name' } } }]);
+    const s = await read([{ name: 't', type: 'csv', departments: { file: join(PUBLIC_DATA, 'test-db-shape/departments.csv'), fields: { id: 'dept_no', name: 'dept_name' } } }]);
     expect(summary(s)).toEqual({ departments: 9, positions: 0, members: 0, reasons: {} });
     expect(s.provided).toEqual({ departments: true, positions: false, members: false });
   });
@@ -73,7 +73,7 @@ describe('HRIS payloads through the example configs', () => {
   let base: string;
   const seen: { url: string; auth: string | undefined }[] = [];
   beforeAll(async () => {
-    const file = (p: string) => readFileSync(join(DATASETS, 'hris', p), 'utf8');
+    const file = (p: string) => readFileSync(join(PUBLIC_DATA, 'hris', p), 'utf8');
     server = createServer((req, res) => {
       const url = new URL(req.url!, 'http://x');
       seen.push({ url: req.url!, auth: req.headers.authorization });
@@ -153,22 +153,22 @@ describe('HRIS payloads through the example configs', () => {
 });
 
 const run = requireSlapd();
-describe.skipIf(!run)('OpenLDAP 999-person directory (its9282) in a real slapd', () => {
+describe.skipIf(!run)('OpenLDAP directory (a subset of its9282: 84 of its 999 people) in a real slapd', () => {
   let slapd: Slapd;
   beforeAll(async () => {
-    slapd = await startSlapd({ suffixes: ['dc=example,dc=com'], ldif: [{ file: join(DATASETS, 'ldap/openldap-tests/its9282_exampledb.ldif') }] });
+    slapd = await startSlapd({ suffixes: ['dc=example,dc=com'], ldif: [{ file: join(PUBLIC_DATA, 'ldap/its9282_exampledb.ldif') }] });
   });
   afterAll(async () => {
     await slapd?.stop();
   });
 
-  it('reads 11 OUs and 999 people with the openldap profile', async () => {
+  it('reads 11 OUs and 84 people with the openldap profile', async () => {
     const s = await read([{ name: 'example', type: 'ldap', url: slapd.url, bind_dn: slapd.rootDn, bind_password: slapd.rootPassword, base_dn: 'dc=example,dc=com', phone_region: 'US' }]);
-    // 244 telephoneNumbers are not valid NANP numbers (exchanges starting with 1, two-digit area codes) and four
+    // 20 telephoneNumbers are not valid NANP numbers (exchanges starting with 1, two-digit area codes) and four
     // mail values contain spaces ("Zsa zsa_Arnone@example.com"): those records are quarantined, the rest proceeds.
-    expect(summary(s)).toEqual({ departments: 11, positions: 0, members: 751, reasons: { 'members:invalid_phone': 244, 'members:invalid_email': 4 } });
+    expect(summary(s)).toEqual({ departments: 11, positions: 0, members: 60, reasons: { 'members:invalid_phone': 20, 'members:invalid_email': 4 } });
     const perDepartment = Object.fromEntries(s.departments.map((d) => [d.name, s.members.filter((m) => m.department_source_id === d.source_id).length]));
-    expect(perDepartment).toEqual({ Accounting: 63, 'Product Development': 90, 'Product Testing': 74, 'Human Resources': 77, Payroll: 74, Janitorial: 76, Management: 78, Administrative: 87, Peons: 66, Planning: 66, KerberosPrincipals: 0 });
+    expect(perDepartment).toEqual({ Accounting: 5, 'Product Development': 8, 'Product Testing': 5, 'Human Resources': 8, Payroll: 6, Janitorial: 5, Management: 2, Administrative: 10, Peons: 5, Planning: 6, KerberosPrincipals: 0 });
     expect(s.departments.every((d) => d.parent_source_id === undefined)).toBe(true);
     expect(s.quarantine.find((q) => q.source_id === 'Katha_Petree')).toMatchObject({ reason: 'invalid_phone', location: 'cn=Katha Petree,ou=Peons,dc=example,dc=com', message: 'invalid phone "+1 408 136-9364"' });
     expect(s.members.find((m) => m.source_id === 'Te-Wei_Menashian')).toMatchObject({ display_name: 'Te-Wei Menashian', email: 'te-wei_menashian@example.com', phone: '+18189366205', title: 'Senior Peons Sales Rep', status: 'active' });
@@ -180,7 +180,7 @@ describe.skipIf(!run)('Apache Ranger AD-style directory (ADSchema.ldif) with the
   let slapd: Slapd;
   beforeAll(async () => {
     // The file's posixAccount entry lacks homeDirectory: loaded as-is, without schema checks.
-    slapd = await startSlapd({ suffixes: [base], ldif: [{ file: join(DATASETS, 'ldap/apache-ranger-ugsync/ADSchema.ldif') }], schemaCheck: false });
+    slapd = await startSlapd({ suffixes: [base], ldif: [{ file: join(PUBLIC_DATA, 'ldap/ADSchema.ldif') }], schemaCheck: false });
   });
   afterAll(async () => {
     await slapd?.stop();
@@ -200,8 +200,8 @@ describe.skipIf(!run)('Apache Ranger AD-style directory (ADSchema.ldif) with the
         members: { filter: '(&(objectClass=person)(sAMAccountName=*))', fields: { id: 'sAMAccountName', email: 'userPrincipalName' } },
       },
     ]);
-    // Only 3 of the 112 people have a userPrincipalName; the platform needs an e-mail or a phone.
-    expect(summary(s)).toEqual({ departments: 7, positions: 0, members: 3, reasons: { 'members:no_contact': 109 } });
+    // Only 3 of the 13 people kept (of the file's 112) have a userPrincipalName; the platform needs an e-mail or a phone.
+    expect(summary(s)).toEqual({ departments: 7, positions: 0, members: 3, reasons: { 'members:no_contact': 10 } });
     const hdp = s.members.find((m) => m.source_id === 'HdpUser1')!;
     expect(hdp).toMatchObject({ display_name: 'HdpUser1', email: 'hdpuser1@ranger.qe.hortonworks.com', status: 'active' });
     expect(hdp.department_source_id).toBe('ou=HadoopUsers,dc=ranger,dc=qe,dc=hortonworks,dc=com');

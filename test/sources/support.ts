@@ -9,7 +9,8 @@ import type { Clock } from '../../src/shared/clock.js';
 import type { DesiredState } from '../../src/domain/desired.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/sources/', import.meta.url));
-export const DATASETS = fileURLToPath(new URL('../../../shared/datasets/', import.meta.url));
+/** Small copies of public data (origins and licences in test/fixtures/README.md). */
+export const PUBLIC_DATA = fileURLToPath(new URL('../fixtures/public/', import.meta.url));
 
 /** A clock whose sleeps end at once (retries in tests do not wait). */
 export const instantClock: Clock = { now: () => Date.UTC(2026, 0, 1), sleep: async () => {} };
