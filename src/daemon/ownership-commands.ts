@@ -130,6 +130,21 @@ export function planRelease(deps: Pick<OwnershipCommandDeps, 'mirror' | 'ownersh
   return actions;
 }
 
+/**
+ * When `actions` span more than one entity (a selector or `--match third-id` without `--entity` that names, say,
+ * member 100 and department 100), the text that refuses them: one line saying so, then one line per match. Undefined
+ * when they span at most one entity. The caller prints it and exits 2: which record was meant is for the user to say.
+ */
+export function ambiguousEntities(kind: OwnershipAction['kind'], what: string, actions: readonly OwnershipAction[]): string | undefined {
+  const entities = [...new Set(actions.map((a) => a.entity))];
+  if (entities.length < 2) return undefined;
+  const lines = [
+    `orgsync: ${what} matches records of more than one entity (${entities.map((e) => `${actions.filter((a) => a.entity === e).length} ${e}`).join(', ')}); nothing was ${kind === 'adopt' ? 'adopted' : 'released'}. Name the entity with --entity ${entities.join('|')}:`,
+  ];
+  for (const a of actions) lines.push(`  ${a.entity} ${a.thirdId || '(no third id)'} ${a.label} (platform id ${a.platformId})`);
+  return `${lines.join('\n')}\n`;
+}
+
 /** Carries out adoptions or releases (in order), each recorded in the mirror, the ownership store and the log. */
 export async function applyOwnershipActions(deps: OwnershipCommandDeps, actions: readonly OwnershipAction[]): Promise<void> {
   const now = (): string => new Date(deps.clock.now()).toISOString();

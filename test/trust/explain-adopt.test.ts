@@ -148,6 +148,60 @@ describe('orgsync adopt / release', () => {
   });
 });
 
+describe('orgsync adopt / release with a selector that matches more than one entity', () => {
+  it('release 100 refuses (exit 2) and lists member 100 and department 100; --entity releases only the one named', async () => {
+    writeCsvOrg(dir, { ...TREE, departments: [...TREE.departments, { source_id: '100', name: 'Hundred' }], members: [...TREE.members, { source_id: '100', display_name: 'Cent Man', email: 'cent@acme.test', department_source_id: 'eng', status: 'active' }] });
+    expect((await cli('sync', '--config', config)).code).toBe(0);
+    const cent = (await member('100'))!;
+    const dept = (await api<{ items: PlatformDepartment[] }>('GET', '/org/departments?limit=200')).items.find((d) => d.third_department_id === '100')!;
+    const before = await writeCalls(emulator);
+
+    const r = await cli('release', '--config', config, '100');
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(
+      `orgsync: "100" matches records of more than one entity (1 members, 1 departments); nothing was released. Name the entity with --entity members|departments:\n` +
+        `  members 100 "Cent Man" <cent@acme.test> (platform id ${cent.account_id})\n` +
+        `  departments 100 /Acme/Hundred (platform id ${dept.id})\n`,
+    );
+    expect(await writeCalls(emulator)).toBe(before);
+    expect((await cli('explain', '--config', config, '100')).stdout).toMatch(/members 100 [\s\S]*owned by hr-sync since/);
+    expect((await api<PlatformDepartment>('GET', `/org/departments/${dept.id}`)).metadata).toEqual({ managed_by: 'hr-sync' });
+
+    const rel = await cli('release', '--config', config, '100', '--entity', 'departments');
+    expect(rel.code).toBe(0);
+    expect(rel.stdout).toContain('Released 1 record(s)');
+    expect((await api<PlatformDepartment>('GET', `/org/departments/${dept.id}`)).metadata).toEqual({});
+    expect((await cli('release', '--config', config, '100')).stdout).toMatch(/Would release 1 record\(s\):\n {2}- members 100 "Cent Man"/);
+  });
+
+  it('adopt --match third-id refuses (exit 2) when a member and a department match, and adopts only the --entity named', async () => {
+    const dept = await api<PlatformDepartment>('POST', '/org/departments', { name: 'Seven', third_department_id: 'x7' });
+    const seven = await api<PlatformMember>('POST', '/org/members', { display_name: 'Sev Hand', email: 'sev@acme.test', third_user_id: 'x7' });
+    writeCsvOrg(dir, { ...TREE, departments: [...TREE.departments, { source_id: 'x7', name: 'Seven' }], members: [...TREE.members, { source_id: 'x7', display_name: 'Sev Hand', email: 'sev@acme.test', department_source_id: 'eng', status: 'active' }] });
+
+    const r = await cli('adopt', '--config', config, '--match', 'third-id');
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(
+      `orgsync: --match third-id matches records of more than one entity (2 members, 1 departments); nothing was adopted. Name the entity with --entity members|departments:\n`,
+    );
+    expect(r.stderr).toContain(`  members x7 "Sev Hand" <sev@acme.test> (platform id ${seven.account_id})\n`);
+    expect(r.stderr).toContain(`  departments x7 /Acme/Seven (platform id ${dept.id})\n`);
+    expect((await api<PlatformDepartment>('GET', `/org/departments/${dept.id}`)).metadata).toEqual({});
+
+    const members = await cli('adopt', '--config', config, '--match', 'third-id', '--entity', 'members');
+    expect(members.code).toBe(0);
+    expect(members.stdout).toContain('Adopted 2 record(s).');
+    expect((await api<PlatformDepartment>('GET', `/org/departments/${dept.id}`)).metadata).toEqual({});
+    // Only departments match now: one entity, so no --entity is needed.
+    const rest = await cli('adopt', '--config', config, '--match', 'third-id');
+    expect(rest.code).toBe(0);
+    expect(rest.stdout).toContain(`@ departments x7 /Acme/Seven (platform id ${dept.id}): matched by third id to source record x7`);
+    expect((await api<PlatformDepartment>('GET', `/org/departments/${dept.id}`)).metadata).toEqual({ managed_by: 'hr-sync' });
+  });
+});
+
 describe('orgsync explain on a merged record', () => {
   it('names the source each mapped field came from', async () => {
     writeFileSync(join(dir, 'titles.csv'), 'id,title\nu1,Staff Engineer\n');

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { applyOwnershipActions, planAdoption, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan, type AdoptMatch } from '../../daemon/ownership-commands.js';
+import { ambiguousEntities, applyOwnershipActions, planAdoption, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan, type AdoptMatch } from '../../daemon/ownership-commands.js';
 import type { EntityKind } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { readDesiredState } from '../../sources/index.js';
@@ -33,20 +33,23 @@ export function registerAdoptCommand(program: Command, ctx: CliContext, setResul
     .description('Take over unowned platform records that match a source record (printed first; --dry-run stops there).')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(new Option('--match <key>', 'what must match: email or phone (members), third-id (any entity)').choices(['email', 'phone', 'third-id']).makeOptionMandatory())
-    .addOption(new Option('--entity <entity>', 'which records').choices(['members', 'departments', 'positions']).default('members'))
+    .addOption(new Option('--entity <entity>', 'which records (default: members; with --match third-id, whichever entity matches, and it must be one)').choices(['members', 'departments', 'positions']))
     .option('--dry-run', 'print what would be adopted, change nothing')
     .addHelpText(
       'after',
       `
 Members are recorded as owned in the state DB; departments and positions get metadata.managed_by = sync.id.
 Every adoption is logged. The next sync then patches what differs from the sources.
-Exit codes: 0 done (or nothing to adopt), 1 failed, 2 config or usage error.
+--match third-id without --entity looks at every entity; when records of more than one entity match, nothing is
+adopted and the matches are listed: name the entity with --entity.
+Exit codes: 0 done (or nothing to adopt), 1 failed, 2 config or usage error, or --match third-id matches records of
+more than one entity.
 
 Examples:
   $ orgsync adopt --config orgsync.yaml --match email --dry-run
   $ orgsync adopt --config orgsync.yaml --match third-id --entity departments`,
     )
-    .action((opts: { config: string; match: AdoptMatch; entity: EntityKind; dryRun?: boolean }) => {
+    .action((opts: { config: string; match: AdoptMatch; entity?: EntityKind; dryRun?: boolean }) => {
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
@@ -55,7 +58,13 @@ Examples:
             const deps = ownershipDeps(env, ctx);
             await refreshForOwnership(deps);
             const desired = await readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, signal: ctx.shutdownSignal });
-            const actions = planAdoption(deps, desired, opts.match, opts.entity);
+            const entities: EntityKind[] = opts.entity !== undefined ? [opts.entity] : opts.match === 'third-id' ? ['members', 'departments', 'positions'] : ['members'];
+            const actions = entities.flatMap((entity) => planAdoption(deps, desired, opts.match, entity));
+            const ambiguous = ambiguousEntities('adopt', '--match third-id', actions);
+            if (ambiguous !== undefined) {
+              ctx.stderr.write(ambiguous);
+              return EXIT.USAGE;
+            }
             ctx.stdout.write(renderOwnershipPlan('adopt', actions));
             if (opts.dryRun !== true) await applyOwnershipActions(deps, actions);
             ctx.stdout.write(renderOwnershipDone('adopt', actions.length, opts.dryRun === true));
