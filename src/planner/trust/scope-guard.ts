@@ -8,14 +8,25 @@ import { createHash } from 'node:crypto';
 import type { Config } from '../../config/schema.js';
 import type { SourceConfig } from '../../config/sources.js';
 import type { PlanRefusal } from '../../domain/index.js';
+import { redactUrl } from '../../shared/redact.js';
 
 /** Scope parts, `<source>/<entity>` (or `<source>`, `sync.root_department`) -> a JSON description. */
 export type ConfigScope = Record<string, string>;
 
 const ENTITIES = ['departments', 'positions', 'members'] as const;
 
+/**
+ * A source URL as the scope keeps it (the scope is stored in the state DB and printed in refusals): through the
+ * shared redactor, with a short hash of the full URL when that hid something, so that a change of a query value
+ * or of the userinfo still changes the scope.
+ */
+function scopeUrl(url: string): { url: string; url_hash?: string } {
+  const shown = redactUrl(url);
+  return shown === url ? { url } : { url: shown, url_hash: createHash('sha256').update(url).digest('hex').slice(0, 16) };
+}
+
 function sourceScope(s: SourceConfig, out: ConfigScope): void {
-  out[s.name] = JSON.stringify(s.type === 'ldap' ? { type: s.type, url: s.url, base_dn: s.base_dn, profile: s.profile } : { type: s.type });
+  out[s.name] = JSON.stringify(s.type === 'ldap' ? { type: s.type, ...scopeUrl(s.url), base_dn: s.base_dn, profile: s.profile } : { type: s.type });
   for (const e of ENTITIES) {
     if (s.type === 'ldap') {
       const block = s[e];
@@ -26,7 +37,7 @@ function sourceScope(s: SourceConfig, out: ConfigScope): void {
       if (block) out[`${s.name}/${e}`] = JSON.stringify({ file: block.file });
     } else {
       const block = s[e];
-      if (block) out[`${s.name}/${e}`] = JSON.stringify({ ...(block.url ? { url: block.url } : { file: block.file }), items_path: block.items_path });
+      if (block) out[`${s.name}/${e}`] = JSON.stringify({ ...(block.url ? scopeUrl(block.url) : { file: block.file }), items_path: block.items_path });
     }
   }
 }
