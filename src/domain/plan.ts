@@ -60,6 +60,12 @@ export interface Change {
   request?: PlanRequest;
   /** Ids of the changes that must succeed first. */
   dependsOn: string[];
+  /**
+   * The id of the create this change completes: what the create must carry but its request cannot (POST /org/members
+   * takes no status, so a new member who is suspended in the source gets a PATCH right after it). A policy judges it
+   * as part of that create, so `create-only` never leaves a suspended new hire active.
+   */
+  completes?: string;
   /** Adoption only: what matched (`third_id`, `name`, `email`, `phone`, `crashed_create`). */
   adoptedBy?: 'third_id' | 'name' | 'email' | 'phone' | 'crashed_create';
 }

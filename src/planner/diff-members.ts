@@ -312,6 +312,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
         fields: sf,
         request: { method: 'PATCH', path: `/org/members/${targetPath(`@${id}`)}`, body: sf },
         dependsOn: [id],
+        completes: id,
       });
     }
   }

@@ -17,15 +17,18 @@ export const POLICIES: Record<SyncPolicy, Policy> = {
 
 /**
  * Applies a policy. A change that depends on a withheld change is withheld too (its prerequisite will not happen),
- * so the kept changes are always executable.
+ * so the kept changes are always executable. A change that completes a create (`completes`: a new member's status)
+ * is judged as that create: it is part of it, not an update of an existing record.
  */
 export function applyPolicy(changes: readonly Change[], policy: SyncPolicy): { kept: Change[]; withheld: WithheldChange[] } {
   const p = POLICIES[policy];
   const kept: Change[] = [];
   const withheld: WithheldChange[] = [];
   const held = new Set<string>();
+  const byId = new Map(changes.map((c) => [c.id, c]));
   for (const c of changes) {
-    if (!p.allows(c)) {
+    const judged = (c.completes !== undefined ? byId.get(c.completes) : undefined) ?? c;
+    if (!p.allows(judged)) {
       held.add(c.id);
       withheld.push({ change: c, why: `policy:${policy}` });
     } else if (c.dependsOn.some((d) => held.has(d))) {
