@@ -26,7 +26,11 @@ import type { Clock } from '../shared/clock.js';
 import { oneLine } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { runTasks } from './executor.js';
+import { fencedPort } from './fenced-port.js';
+import { ApplyStop, isWriteRefused, type StopReason, type WriteGate } from './stop.js';
 import { WriteBatcher } from './write-batcher.js';
+
+export { ApplyStop, WriteRefused, isWriteRefused, type StopReason, type WriteGate } from './stop.js';
 
 /** How one change ended. */
 export type ChangeStatus =
@@ -44,7 +48,7 @@ export type ChangeStatus =
   | 'skipped'
   /** A tenant.admin member cannot be removed (403). */
   | 'skipped_admin'
-  /** Not started: the run was asked to stop, or too many changes failed. */
+  /** Not started: the apply stopped (shutdown, lost lease, unrecordable write: see `stopReason`), or too many changes failed. */
   | 'not_started';
 
 /** The outcome of one change. */
@@ -77,8 +81,12 @@ export interface ApplyOptions {
   maxFailures?: number;
   /** The one dry-run switch: changes are described, nothing is written (not to the platform, mirror or ownership). */
   dryRun?: boolean;
-  /** Once aborted no new change starts; those in flight finish and are recorded. */
+  /** Once aborted no new change (nor retry) starts; those in flight finish and are recorded. */
   signal?: AbortSignal;
+  /** Aborts the requests in flight (the end of the shutdown timeout); their changes count as failed. */
+  abort?: AbortSignal;
+  /** Checked right before every write attempt (see ./stop.ts): the first to refuse stops the apply. */
+  gates?: readonly WriteGate[];
   /** Called once per finished change (progress, metrics). */
   onResult?(result: ChangeResult): void;
 }
@@ -92,8 +100,10 @@ export interface ApplyResult {
   /** Applied (or adopted) changes per entity and operation. */
   applied: ApplyCounts;
   byStatus: Record<ChangeStatus, number>;
-  /** True when the stop signal ended the apply early. */
+  /** True when the apply stopped early (see `stopReason`). */
   stopped: boolean;
+  /** Why the apply stopped starting writes, when it did. */
+  stopReason?: StopReason;
 }
 
 const emptyCounts = (): ApplyCounts => {
@@ -118,10 +128,18 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     );
     return refreshing;
   };
+  // One stop for every stop condition (./stop.ts): the shutdown signal is one of them.
+  const stop = new ApplyStop(options.gates);
+  const onShutdown = (): void => stop.stop({ kind: 'shutdown', message: 'stopped by a shutdown signal' });
+  if (options.signal?.aborted) onShutdown();
+  else options.signal?.addEventListener('abort', onShutdown, { once: true });
+  const client = fencedPort(deps.client, { beforeAttempt: () => stop.assertMayWrite(), noRetry: stop.signal, ...(options.abort ? { signal: options.abort } : {}) });
   // State-DB writes are group-committed (see write-batcher.ts); `durable` waits for the commit, `record` does not.
   const batcher = new WriteBatcher((fn) => deps.ownership.inTransaction(fn));
   const ctx: StepContext = {
     deps,
+    client,
+    stop,
     created,
     refresh: refreshSerial,
     now: () => new Date(deps.clock.now()).toISOString(),
@@ -149,13 +167,13 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   const status = await runTasks(changes, {
     concurrency: options.concurrency ?? 8,
     maxFailures: options.maxFailures ?? 100,
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal: stop.signal,
     run: async (c) => {
       let r: ChangeResult;
       try {
         r = await executor.step(c, ctx);
       } catch (err) {
-        r = { change: c, status: 'failed', message: oneLine(err) };
+        r = isWriteRefused(err) ? { change: c, status: 'not_started', message: err.message } : { change: c, status: 'failed', message: oneLine(err) };
       }
       finish(r);
       return r.status === 'applied' || r.status === 'adopted';
@@ -178,9 +196,11 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     byStatus[r.status] += 1;
     if (r.status === 'applied' || r.status === 'adopted') applied[c.entity][c.op] += 1;
   }
+  options.signal?.removeEventListener('abort', onShutdown);
   await executor.after(ordered, ctx);
   await batcher.flush();
-  return { results: ordered, applied, byStatus, stopped: options.signal?.aborted === true && byStatus.not_started > 0 };
+  const reason = stop.reason;
+  return { results: ordered, applied, byStatus, stopped: reason !== undefined, ...(reason ? { stopReason: reason } : {}) };
 }
 
 /** Change id -> platform id of the record it created (or took over), for the ids in `keep` only. */
@@ -197,6 +217,10 @@ class KeptIds {
 
 interface StepContext {
   deps: ApplierDeps;
+  /** The platform port with the apply's stop and abort on every call. */
+  client: OrgPlatformPort;
+  /** The apply's stop (./stop.ts). */
+  stop: ApplyStop;
   /** Change id -> platform id of the record it created (or took over), for changes others refer to. */
   created: KeptIds;
   refresh(entities: readonly EntityKind[]): Promise<void>;
@@ -290,8 +314,8 @@ const dryRunExecutor: Executor = {
 
 /** The real step: one change against the platform, recorded in the mirror and the ownership store. */
 const realStep: Step = async (c, ctx) => {
-  const { deps, created } = ctx;
-  const { client, mirror, ownership } = deps;
+  const { deps, created, client } = ctx;
+  const { mirror, ownership } = deps;
   const body = resolveBody(c.request?.body, created);
   try {
     if (c.op === 'create') {
@@ -394,8 +418,8 @@ async function onPlatformError(c: Change, err: PlatformError, body: Record<strin
 }
 
 async function onCreateConflict(c: Change, err: PlatformError, body: Record<string, unknown>, ctx: StepContext): Promise<ChangeResult> {
-  const { deps, created } = ctx;
-  const { client, mirror, ownership, syncId } = deps;
+  const { deps, created, client } = ctx;
+  const { mirror, ownership, syncId } = deps;
   await ctx.flush();
   await ctx.refresh([c.entity]);
   if (c.entity === 'departments' || c.entity === 'positions') {

@@ -25,6 +25,11 @@ export const stateConfigSchema = z
       .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 24h, 90m, 1h30m or 3600s' })
       .default('24h')
       .describe('Take a full walk (and drop records it did not see) when the last one is older than this (e.g. 24h, 90m, 1h30m).'),
+    lease_ttl: z
+      .string()
+      .refine((v) => (parseDuration(v) ?? 0) >= 3000, { message: 'expected a duration of at least 3s, such as 60s or 2m' })
+      .default('60s')
+      .describe('How long the state DB\'s lease lives without renewal; it is renewed every third of this. A writer that cannot renew in time (frozen, paused) stops writing; another process may take the lease over once it expired.'),
   })
   .describe('Local state: the mirror of the platform and orgsync\'s own records.');
 

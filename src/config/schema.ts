@@ -7,7 +7,7 @@ import { logConfigSchema, metricsConfigSchema, scheduleSchema, timezoneSchema } 
 /** The whole config file. Each block's schema lives in its own file; this composes them. */
 export const configSchema = z.strictObject({
   platform: platformConfigSchema,
-  state: stateConfigSchema.default({ path: './var/orgsync.db', mirror_overlap_seconds: 120, full_walk_every: '24h' }),
+  state: stateConfigSchema.prefault({}),
   sync: syncConfigSchema,
   sources: sourcesConfigSchema,
   schedule: scheduleSchema,

@@ -10,6 +10,7 @@ import { OrgsyncMetrics, type MirrorProbe, type RunResult } from '../observabili
 import { startOpsServer, type OpsServer, type Readiness } from '../observability/http-server.js';
 import type { RunObserver, RunSummary } from './run-once.js';
 import type { Scheduler } from './schedule.js';
+import { LEASE_LOST } from './fencing.js';
 
 /** What a run is given. */
 export interface RunContext {
@@ -311,6 +312,10 @@ export function metricsRunObserver(metrics: OrgsyncMetrics): RunObserver {
     },
     onChangeResult(result) {
       metrics.operationsTotal.inc({ entity: result.change.entity, op: result.change.op, result: result.status });
+    },
+    onStop(reason) {
+      metrics.applyStopsTotal.inc({ reason: reason.kind });
+      if (reason.kind === LEASE_LOST) metrics.leaseLostTotal.inc();
     },
   };
 }

@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import { parseDuration } from '../config/platform.js';
 import type { DesiredState, EntityKind, Plan, QuarantineEntry } from '../domain/index.js';
 import { ENTITY_KINDS } from '../domain/index.js';
-import { applyChanges, type ApplyCounts, type ChangeResult, type ChangeStatus } from '../applier/index.js';
+import { applyChanges, type ApplyCounts, type ChangeResult, type ChangeStatus, type StopReason, type WriteGate } from '../applier/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import type { OrgPlatformPort } from '../platform/port.js';
@@ -30,6 +30,8 @@ export interface RunObserver {
   onChangeResult?(result: ChangeResult): void;
   /** A re-plan round starts with `total` changes. */
   onReplan?(round: number, total: number): void;
+  /** The apply stopped starting writes (shutdown, lost lease, unrecordable write). */
+  onStop?(reason: StopReason): void;
 }
 
 /** The parts every command that reads or writes the platform is built from (run, saved-plan apply, adopt, release). */
@@ -40,8 +42,12 @@ export interface RunParts {
   ownership: OwnershipStore;
   logger: Logger;
   clock: Clock;
-  /** Graceful shutdown: once aborted no new write starts; writes in flight finish and are recorded. */
+  /** Graceful shutdown: once aborted no new write (nor retry) starts; writes in flight finish and are recorded. */
   signal?: AbortSignal;
+  /** The end of the shutdown timeout: aborts the requests still in flight. */
+  abortSignal?: AbortSignal;
+  /** Checked before every write attempt (the lease's fencing gate); the first to refuse stops the apply. */
+  writeGates?: readonly WriteGate[];
 }
 
 /** What a run is built from. The CLI builds the real parts; tests hand in their own. */
@@ -97,6 +103,10 @@ export function combineObservers(a: RunObserver | undefined, b: RunObserver | un
       a.onReplan?.(round, total);
       b.onReplan?.(round, total);
     },
+    onStop: (reason) => {
+      a.onStop?.(reason);
+      b.onStop?.(reason);
+    },
   };
 }
 
@@ -145,6 +155,8 @@ export interface RunSummary {
   phases?: { refreshMs: number; sourcesMs: number; planMs: number; applyMs: number };
   /** One line, when the run failed or was refused. */
   error?: string;
+  /** Why the apply stopped starting writes, when it did. */
+  stop?: StopReason;
 }
 
 const zeroApplied = (): ApplyCounts => ({
@@ -281,6 +293,8 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
         maxFailures: sync.max_failures,
         dryRun: options.dryRun === true,
         ...(deps.signal ? { signal: deps.signal } : {}),
+        ...(deps.abortSignal ? { abort: deps.abortSignal } : {}),
+        ...(deps.writeGates ? { gates: deps.writeGates } : {}),
         ...(observer?.onChangeResult ? { onResult: observer.onChangeResult } : {}),
       },
     );
@@ -297,7 +311,24 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
       if (r.status === 'not_started') summary.notStarted.push(toFailure(r));
       else if (r.status === 'failed' || r.status === 'conflict' || r.status === 'skipped') summary.failures.push(toFailure(r));
     }
+    if (result.stopReason && result.stopReason.kind !== 'shutdown') {
+      // A lost lease or an unrecordable write: the plan is abandoned; the next run starts over with a fresh one.
+      summary.byStatus.deferred += deferred.length;
+      summary.result = 'failed';
+      summary.exitCode = EXIT.FAILED;
+      summary.stop = result.stopReason;
+      let writes = 0;
+      for (const e of ENTITY_KINDS) for (const n of Object.values(summary.applied[e])) writes += n;
+      summary.error = `${result.stopReason.message}: stopped after ${writes} writes`;
+      logger.error({ stop: result.stopReason.kind, writes, not_started: result.byStatus.not_started }, summary.error);
+      observer?.onStop?.(result.stopReason);
+      return finish();
+    }
     if (result.stopped || deps.signal?.aborted) {
+      if (result.stopReason) {
+        summary.stop = result.stopReason;
+        observer?.onStop?.(result.stopReason);
+      }
       summary.byStatus.deferred += deferred.length;
       summary.result = 'stopped';
       summary.exitCode = EXIT.FAILED;

@@ -21,6 +21,16 @@ CREATE TABLE lease (
 `,
 };
 
+/** Migration 022: a generation per taking of the lease, so a writer can tell its own term from a later one. */
+export const migration022: Migration = {
+  version: 22,
+  name: 'lease-generation',
+  sql: `ALTER TABLE lease ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;`,
+};
+
+/** The default time a lease lives without renewal. */
+export const DEFAULT_LEASE_TTL_MS = 60_000;
+
 interface LeaseRow {
   name: string;
   holder: string;
@@ -29,6 +39,15 @@ interface LeaseRow {
   acquired_at: number;
   renewed_at: number;
   expires_at: number;
+  generation: number;
+}
+
+/** How this process lost the lease: who holds it now and since when. */
+export interface LeaseLoss {
+  /** The holder now (`host:pid:id`), or a phrase when no one holds it. */
+  holder: string;
+  /** When it was lost (the other holder took it, or it expired), ms since the epoch. */
+  at: number;
 }
 
 /** Who holds the lease, as told to a process that is refused. */
@@ -80,22 +99,46 @@ export class MirrorLease {
   private readonly isAlive: (pid: number) => boolean;
   private timer: NodeJS.Timeout | undefined;
   private held = false;
+  /** The generation this process took; a later taking (by anyone) has a higher one. */
+  private generation = -1;
+  private verifyStmt: Database.Statement | undefined;
 
   constructor(
     private readonly db: Database.Database,
     private readonly options: LeaseOptions = {},
   ) {
     this.name = options.name ?? 'mirror';
-    this.ttlMs = options.ttlMs ?? 60_000;
+    this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
     this.now = options.now ?? Date.now;
     this.identity = options.identity ?? { hostname: hostname(), pid: process.pid };
     this.isAlive = options.isAlive ?? processIsAlive;
     this.holder = `${this.identity.hostname}:${this.identity.pid}:${randomUUID().slice(0, 8)}`;
   }
 
-  /** Whether this process holds the lease. */
+  /** Whether this process holds the lease (as of the last take, renewal or verification). */
   get isHeld(): boolean {
     return this.held;
+  }
+
+  /** How often the heartbeat renews the lease: a third of the TTL (at least 1 s). */
+  get renewEveryMs(): number {
+    return Math.max(1_000, Math.floor(this.ttlMs / 3));
+  }
+
+  /**
+   * Fencing: undefined while this process still holds its term of the lease (same holder and generation, not
+   * expired by this clock); otherwise who holds it now. Writers call it before every write (one indexed read).
+   */
+  verify(): LeaseLoss | undefined {
+    if (this.generation < 0) return { holder: 'no one (this process never took it)', at: this.now() };
+    this.verifyStmt ??= this.db.prepare('SELECT holder, generation, acquired_at, expires_at FROM lease WHERE name = ?');
+    const now = this.now();
+    const row = this.verifyStmt.get(this.name) as Pick<LeaseRow, 'holder' | 'generation' | 'acquired_at' | 'expires_at'> | undefined;
+    if (row && row.holder === this.holder && row.generation === this.generation && row.expires_at > now) return undefined;
+    this.held = false;
+    if (!row) return { holder: 'no one (it was released)', at: now };
+    if (row.holder !== this.holder || row.generation !== this.generation) return { holder: row.holder, at: row.acquired_at };
+    return { holder: 'no one (it expired)', at: row.expires_at };
   }
 
   /** The current holder, if any (expired or not). */
@@ -121,22 +164,30 @@ export class MirrorLease {
           { details: { holder: row.holder } },
         );
       }
+      const generation = (row?.generation ?? 0) + 1;
       this.db
         .prepare(
-          `INSERT INTO lease (name, holder, hostname, pid, acquired_at, renewed_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO lease (name, holder, hostname, pid, acquired_at, renewed_at, expires_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, hostname = excluded.hostname, pid = excluded.pid,
-             acquired_at = excluded.acquired_at, renewed_at = excluded.renewed_at, expires_at = excluded.expires_at`,
+             acquired_at = excluded.acquired_at, renewed_at = excluded.renewed_at, expires_at = excluded.expires_at,
+             generation = excluded.generation`,
         )
-        .run(this.name, this.holder, this.identity.hostname, this.identity.pid, now, now, now + this.ttlMs);
+        .run(this.name, this.holder, this.identity.hostname, this.identity.pid, now, now, now + this.ttlMs, generation);
+      return generation;
     });
-    take.immediate();
+    this.generation = take.immediate();
     this.held = true;
   }
 
-  /** Extends the lease; false when it was lost (another process took it over after expiry). */
+  /**
+   * Extends this process's term; false when it was lost: another process took it, or it expired first (a frozen
+   * process that wakes past its TTL does not get its term back, even when no one else took it).
+   */
   renew(): boolean {
     const now = this.now();
-    const changed = this.db.prepare('UPDATE lease SET renewed_at = ?, expires_at = ? WHERE name = ? AND holder = ?').run(now, now + this.ttlMs, this.name, this.holder).changes;
+    const changed = this.db
+      .prepare('UPDATE lease SET renewed_at = ?, expires_at = ? WHERE name = ? AND holder = ? AND generation = ? AND expires_at > ?')
+      .run(now, now + this.ttlMs, this.name, this.holder, this.generation, now).changes;
     this.held = changed === 1;
     return this.held;
   }
@@ -146,11 +197,15 @@ export class MirrorLease {
     this.stopHeartbeat();
     this.timer = setInterval(() => {
       try {
-        if (!this.renew()) onLost?.();
+        if (!this.renew()) {
+          // Lost for good: beating on would only repeat the news; the next run takes the lease again or is refused.
+          this.stopHeartbeat();
+          onLost?.();
+        }
       } catch {
         // A busy DB: the next beat retries well before the lease expires.
       }
-    }, Math.max(1_000, Math.floor(this.ttlMs / 3)));
+    }, this.renewEveryMs);
     this.timer.unref();
   }
 
@@ -163,7 +218,7 @@ export class MirrorLease {
   release(): void {
     this.stopHeartbeat();
     if (!this.db.open) return;
-    this.db.prepare('DELETE FROM lease WHERE name = ? AND holder = ?').run(this.name, this.holder);
+    this.db.prepare('DELETE FROM lease WHERE name = ? AND holder = ? AND generation = ?').run(this.name, this.holder, this.generation);
     this.held = false;
   }
 }

@@ -66,6 +66,10 @@ export class OrgsyncMetrics {
   readonly quarantinedRecords: Gauge<'source' | 'reason'>;
   readonly mirrorRecords: Gauge<'entity' | 'status'>;
   readonly deleteThresholdExceededTotal: Counter;
+  /** Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, ...). */
+  readonly applyStopsTotal: Counter<'reason'>;
+  /** Runs that stopped because this process lost the state DB's lease (fencing). */
+  readonly leaseLostTotal: Counter;
 
   private mirrorProbe: MirrorProbe | undefined;
   private readonly now: () => number;
@@ -117,6 +121,8 @@ export class OrgsyncMetrics {
       collect: () => this.collectMirrorRecords(),
     });
     this.deleteThresholdExceededTotal = new Counter({ name: `${p}delete_threshold_exceeded_total`, help: 'Runs refused because the plan\'s removals exceeded the delete threshold.', registers });
+    this.applyStopsTotal = new Counter({ name: `${p}apply_stops_total`, help: 'Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable).', labelNames: ['reason'], registers });
+    this.leaseLostTotal = new Counter({ name: `${p}lease_lost_total`, help: 'Runs that stopped writing because this process no longer held the state DB lease (fencing).', registers });
     if (options.defaultMetrics !== false) {
       collectDefaultMetrics({ register: this.registry, prefix: p });
       // prom-client exports these three gauges with a _total suffix, which Prometheus reserves for counters

@@ -203,6 +203,7 @@ export class PlatformClient implements OrgPlatformPort {
       try {
         const waited = await this.bucket.acquire(signal);
         if (waited > 0) this.observer.onThrottled?.(waited / 1000);
+        options?.beforeAttempt?.();
         return await this.attempt(spec, schema, signal);
       } catch (err) {
         if (!isPlatformError(err)) throw err;
@@ -217,9 +218,22 @@ export class PlatformClient implements OrgPlatformPort {
         // the bucket like any other request.
         this.bucket.pause(delay ?? failure.retryAfterMs ?? this.policy.baseDelayMs);
       }
-      if (delay === undefined) throw failure;
+      if (delay === undefined || options?.noRetry?.aborted) throw failure;
       this.observer.onRetry?.(retryReason(failure)!);
-      if (failure.status !== 429 && delay > 0) await this.clock.sleep(delay, signal);
+      if (failure.status !== 429 && delay > 0) await this.backoff(delay, signal, options?.noRetry, failure);
+      if (options?.noRetry?.aborted) throw failure;
+    }
+  }
+
+  /** Waits out a backoff; ends early (throwing `failure`) when `noRetry` fires, or the abort reason on `signal`. */
+  private async backoff(ms: number, signal: AbortSignal | undefined, noRetry: AbortSignal | undefined, failure: PlatformError): Promise<void> {
+    if (!noRetry) return this.clock.sleep(ms, signal);
+    const both = signal ? AbortSignal.any([signal, noRetry]) : noRetry;
+    try {
+      await this.clock.sleep(ms, both);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw failure;
     }
   }
 

@@ -16,7 +16,12 @@ export interface ListParams {
 
 /** Per-call options. */
 export interface CallOptions {
+  /** Aborts the call, the attempt on the wire included. */
   signal?: AbortSignal;
+  /** Called right before each attempt is sent (after any pacing wait); what it throws ends the call as is, unsent. */
+  beforeAttempt?(): void;
+  /** Once aborted, no further attempt starts: a backoff wait ends at once and the last failure is thrown. */
+  noRetry?: AbortSignal;
 }
 
 /** POST /org/departments. */

@@ -1,6 +1,6 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/mirror/db.js';
 import { MirrorLease } from '../../src/mirror/lease.js';
@@ -42,6 +42,34 @@ describe('lease lock', () => {
     now += 60_001;
     remote.acquire();
     expect(remote.current()?.hostname).toBe('h2');
+  });
+});
+
+describe('lease fencing', () => {
+  it('verify() holds while the term is this process\'s, and names who took it, or says it expired; an expired term is not renewed', () => {
+    const file = dbFile();
+    let now = Date.UTC(2026, 10, 22, 10, 0, 0);
+    const a = new MirrorLease(openStateDb(file), { now: () => now, ttlMs: 3_000, identity: { hostname: 'h1', pid: 100 }, isAlive: () => true });
+    const b = new MirrorLease(openStateDb(file), { now: () => now, ttlMs: 3_000, identity: { hostname: 'h1', pid: 200 }, isAlive: () => true });
+    expect(a.renewEveryMs).toBe(1_000);
+    a.acquire();
+    expect(a.verify()).toBeUndefined();
+    // Frozen past the TTL, nobody took it: the term is over all the same, and renewing does not bring it back.
+    now += 3_000;
+    expect(a.verify()).toEqual({ holder: 'no one (it expired)', at: now });
+    expect(a.renew()).toBe(false);
+    expect(a.isHeld).toBe(false);
+    // Another process takes it: verify() names it and when.
+    now += 500;
+    b.acquire();
+    expect(a.verify()).toEqual({ holder: b.holder, at: now });
+    expect(b.verify()).toBeUndefined();
+    // The same process taking it again starts a new term (a new generation); the old release does not free it.
+    b.release();
+    a.acquire();
+    expect(a.verify()).toBeUndefined();
+    expect(b.verify()).toEqual({ holder: a.holder, at: now });
+    rmSync(dirname(file), { recursive: true, force: true });
   });
 });
 

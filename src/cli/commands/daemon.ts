@@ -12,6 +12,8 @@ import { Mirror } from '../../mirror/mirror.js';
 import { OwnershipStore } from '../../mirror/ownership.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { createRunTrust } from '../../daemon/trust.js';
+import { leaseGate } from '../../daemon/fencing.js';
+import { parseDuration } from '../../config/platform.js';
 import { RunHistory } from '../../mirror/runs.js';
 import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observability/logger.js';
 import { OrgsyncMetrics } from '../../observability/metrics.js';
@@ -35,8 +37,12 @@ export interface RunEnvironment {
   lease: MirrorLease;
   client: PlatformClient;
   clock: Clock;
-  /** One runOnce with this environment's parts. Without `run.logger` its lines carry a new run_id (see lastRunId). */
-  run(options: RunOnceOptions, run: { logger?: Logger; signal?: AbortSignal }): Promise<RunSummary>;
+  /**
+   * One runOnce with this environment's parts, fenced by the lease (taken again first when an earlier run lost it).
+   * Without `run.logger` its lines carry a new run_id (see lastRunId). `signal` stops new writes; `abort` aborts
+   * the requests in flight.
+   */
+  run(options: RunOnceOptions, run: { logger?: Logger; signal?: AbortSignal; abort?: AbortSignal }): Promise<RunSummary>;
   /** The run_id of the last run started without its own logger (`orgsync sync` records the run under it). */
   lastRunId: string | undefined;
   /** Requests made and 429s seen by this environment's client so far (`orgsync apply` reports them). */
@@ -70,14 +76,19 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   });
   const dbPath = resolveConfigPath(config, config.state.path);
   const db = openStateDb(dbPath);
-  const lease = new MirrorLease(db, { dbPath, now: () => clock.now() });
+  const lease = new MirrorLease(db, { dbPath, now: () => clock.now(), ttlMs: parseDuration(config.state.lease_ttl)! });
+  const onLeaseLost = (): void => {
+    const holder = lease.current();
+    logger.error({ state_db: dbPath, holder: holder?.holder ?? null }, 'lost the state DB lease: no further write starts');
+  };
   try {
     lease.acquire();
   } catch (err) {
     db.close();
     throw err;
   }
-  lease.startHeartbeat(() => logger.error({ state_db: dbPath }, 'lost the state DB lease to another process'));
+  lease.startHeartbeat(onLeaseLost);
+  const gates = [leaseGate(lease)];
   const metrics = new OrgsyncMetrics({ build: { version: VERSION }, now: () => clock.now() });
   const mirror = new Mirror(db);
   metrics.setMirrorProbe(mirrorProbe(mirror));
@@ -128,6 +139,12 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
         this.lastRunId = randomUUID();
         log = logger.child({ run_id: this.lastRunId });
       }
+      if (!lease.isHeld) {
+        // An earlier run lost the lease (fencing): take it again, or be refused while the other process holds it.
+        lease.acquire();
+        lease.startHeartbeat(onLeaseLost);
+        log.info({ state_db: dbPath }, 'took the state DB lease again');
+      }
       return runOnce(
         {
           config,
@@ -139,6 +156,8 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: log, clock, ...(signal ? { signal } : {}) }),
           observer: runObserver,
           ...(run.signal ? { signal: run.signal } : {}),
+          ...(run.abort ? { abortSignal: run.abort } : {}),
+          writeGates: gates,
           callStats: () => ({ ...stats }),
           trust: createRunTrust(new TrustStateStore(db, config.sync.id), config, mirror),
         },

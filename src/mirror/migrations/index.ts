@@ -8,7 +8,7 @@ import { migration002 } from './002-mirror-sync-state.js';
 import type { Migration } from './types.js';
 import { migration010 } from '../ownership.js';
 import { migration015 } from '../trust-state.js';
-import { migration020 } from '../lease.js';
+import { migration020, migration022 } from '../lease.js';
 import { migration021 } from '../runs.js';
 
 export type { Migration } from './types.js';
@@ -22,4 +22,5 @@ export const migrations: readonly Migration[] = [
   migration015,
   migration020,
   migration021,
+  migration022,
 ];
