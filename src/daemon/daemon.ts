@@ -3,7 +3,7 @@ import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
 import { EXIT } from '../shared/errors.js';
 import type { Config } from '../config/schema.js';
-import { CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
+import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { RunHistory, RunRecord } from '../mirror/runs.js';
 import { OrgsyncMetrics, type MirrorProbe, type RunResult } from '../observability/metrics.js';
@@ -215,6 +215,7 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
 export function runResultOf(summary: Pick<RunSummary, 'result'>): RunResult {
   switch (summary.result) {
     case 'in_sync':
+    case 'blocked':
     case 'applied':
     case 'planned':
       return 'success';
@@ -260,6 +261,8 @@ export function compactSummary(summary: RunSummary): Record<string, unknown> {
     not_started: summary.notStarted.length,
     quarantined: summary.quarantined.length,
     quarantined_by_reason: quarantineByReason,
+    blocked: summary.blocked.length,
+    blocked_records: summary.blocked.slice(0, 20).map((b) => ({ entity: b.entity, source_id: b.sourceId, reason: b.reason })),
     skipped_admin: summary.skippedAdmin,
     replan_rounds: summary.replanRounds,
     api_calls: summary.apiCalls,
@@ -300,6 +303,15 @@ export function metricsRunObserver(metrics: OrgsyncMetrics): RunObserver {
         [...quarantined].map(([key, value]) => {
           const [source, reason] = key.split('\u0000') as [string, string];
           return { labels: { source, reason }, value };
+        }),
+      );
+      const blocked = new Map<string, number>();
+      for (const b of blockedRecords(plan)) blocked.set(`${b.entity}\u0000${b.reason}`, (blocked.get(`${b.entity}\u0000${b.reason}`) ?? 0) + 1);
+      OrgsyncMetrics.replace(
+        metrics.blockedRecords,
+        [...blocked].map(([key, value]) => {
+          const [entity, reason] = key.split('\u0000') as [string, string];
+          return { labels: { entity, reason }, value };
         }),
       );
       // Removals a policy (upsert-only, create-only) or a grace period held back.

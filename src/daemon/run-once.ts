@@ -4,8 +4,8 @@
  */
 import type { Config } from '../config/schema.js';
 import { parseDuration } from '../config/platform.js';
-import type { DesiredState, EntityKind, Plan, QuarantineEntry } from '../domain/index.js';
-import { ENTITY_KINDS } from '../domain/index.js';
+import type { BlockedRecord, DesiredState, EntityKind, Plan, QuarantineEntry } from '../domain/index.js';
+import { blockedRecords, ENTITY_KINDS } from '../domain/index.js';
 import { applyChanges, type ApplyCounts, type ChangeResult, type ChangeStatus, type StopReason, type WriteGate } from '../applier/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
@@ -122,7 +122,7 @@ export interface RunFailure {
 }
 
 /** How a run ended. */
-export type RunResultKind = 'in_sync' | 'planned' | 'applied' | 'dry_run' | 'partial' | 'refused' | 'failed' | 'stopped';
+export type RunResultKind = 'in_sync' | 'blocked' | 'planned' | 'applied' | 'dry_run' | 'partial' | 'refused' | 'failed' | 'stopped';
 
 /** The summary of one run (JSON-serialisable). */
 export interface RunSummary {
@@ -144,6 +144,8 @@ export interface RunSummary {
   /** Changes never started (a stop signal, or sync.max_failures reached): not failures, they simply did not run. */
   notStarted: RunFailure[];
   quarantined: QuarantineEntry[];
+  /** Source records the plan could neither create nor update (never "in sync" while there are any). */
+  blocked: BlockedRecord[];
   /** Members holding tenant.admin that could not be removed. */
   skippedAdmin: number;
   replanRounds: number;
@@ -234,10 +236,12 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   logger.info({ changes: plan.changes.length, counts, warnings: plan.warnings.length, withheld: plan.withheld.length, quarantined: desired.quarantine.length }, 'plan computed');
   for (const w of plan.warnings) logger.warn({ code: w.code, entity: w.entity, third_id: w.thirdId, platform_id: w.platformId }, w.message);
 
+  const blocked = blockedRecords(plan);
+  const nothingToDo = (): RunResultKind => (blocked.length > 0 ? 'blocked' : 'in_sync');
   const summary: RunSummary = {
     syncId: sync.id,
     mode: options.mode,
-    result: plan.changes.length === 0 ? 'in_sync' : 'planned',
+    result: plan.changes.length === 0 ? nothingToDo() : 'planned',
     exitCode: EXIT.OK,
     dryRun: options.mode === 'apply' && options.dryRun === true,
     startedAt: new Date(started).toISOString(),
@@ -248,6 +252,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     failures: [],
     notStarted: [],
     quarantined: desired.quarantine,
+    blocked,
     skippedAdmin: 0,
     replanRounds: 0,
     notConverged: [],
@@ -371,7 +376,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     summary.result = summary.dryRun ? 'dry_run' : 'partial';
     summary.exitCode = EXIT.PARTIAL;
   } else {
-    summary.result = plan.changes.length === 0 ? 'in_sync' : summary.dryRun ? 'dry_run' : 'applied';
+    summary.result = plan.changes.length === 0 ? nothingToDo() : summary.dryRun ? 'dry_run' : 'applied';
   }
   return finish();
 }

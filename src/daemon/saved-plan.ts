@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseDuration } from '../config/platform.js';
 import type { DesiredState, EntityKind, Plan } from '../domain/index.js';
-import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
+import { blockedRecords, countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
 import { applyChanges, type ChangeResult } from '../applier/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
@@ -256,6 +256,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     failures,
     notStarted,
     quarantined: desired.quarantine,
+    blocked: blockedRecords(plan),
     skippedAdmin: result.byStatus.skipped_admin,
     replanRounds: 0,
     notConverged: [],

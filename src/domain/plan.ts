@@ -78,6 +78,46 @@ export interface PlanWarning {
   thirdId: string;
   platformId?: string;
   message: string;
+  /**
+   * Set when the warning means a source record the plan cannot create or update (issue 15): it is listed as blocked
+   * in the summaries, counted in orgsync_blocked_records, and the platform is not in sync while it lasts.
+   */
+  blocks?: BlockedReason;
+}
+
+/** Why a source record is blocked (the `reason` label of orgsync_blocked_records). */
+export type BlockedReason =
+  /** A record with its third id exists and is not owned by this sync (made by hand, or another sync's). */
+  | 'not_owned_conflict'
+  /** An owned member's e-mail or phone differs from the source; the platform cannot patch them. */
+  | 'unpatchable_drift'
+  /** A new member's e-mail or phone belongs to an account this sync does not own; not created. */
+  | 'contact_not_owned';
+
+/** Every blocked reason, in the order summaries list them. */
+export const BLOCKED_REASONS: readonly BlockedReason[] = ['not_owned_conflict', 'unpatchable_drift', 'contact_not_owned'];
+
+/** A source record the plan can neither create nor update. */
+export interface BlockedRecord {
+  entity: EntityKind;
+  /** The source id (third id). */
+  sourceId: string;
+  /** The platform record in the way, when there is one. */
+  platformId?: string;
+  reason: BlockedReason;
+  message: string;
+}
+
+/** The blocked source records of a plan, from its warnings (one per record: the first reason found wins). */
+export function blockedRecords(plan: Pick<Plan, 'warnings'>): BlockedRecord[] {
+  const seen = new Set<string>();
+  const out: BlockedRecord[] = [];
+  for (const w of plan.warnings) {
+    if (!w.blocks || seen.has(`${w.entity}:${w.thirdId}`)) continue;
+    seen.add(`${w.entity}:${w.thirdId}`);
+    out.push({ entity: w.entity, sourceId: w.thirdId, ...(w.platformId ? { platformId: w.platformId } : {}), reason: w.blocks, message: w.message });
+  }
+  return out;
 }
 
 /** A change the planner computed but held back: by the policy, or (issue 10) by a grace period. */

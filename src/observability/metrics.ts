@@ -64,6 +64,7 @@ export class OrgsyncMetrics {
   readonly removalsBlockedTotal: Counter<'guard'>;
   readonly sourceRecords: Gauge<'source' | 'entity'>;
   readonly quarantinedRecords: Gauge<'source' | 'reason'>;
+  readonly blockedRecords: Gauge<'entity' | 'reason'>;
   readonly mirrorRecords: Gauge<'entity' | 'status'>;
   readonly deleteThresholdExceededTotal: Counter;
   /** Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, ...). */
@@ -113,6 +114,12 @@ export class OrgsyncMetrics {
     this.removalsBlockedTotal = new Counter({ name: `${p}removals_blocked_total`, help: 'Removals a guard kept from being applied, by guard.', labelNames: ['guard'], registers });
     this.sourceRecords = new Gauge({ name: `${p}source_records`, help: 'Records the last run read per source and entity.', labelNames: ['source', 'entity'], registers });
     this.quarantinedRecords = new Gauge({ name: `${p}quarantined_records`, help: 'Records quarantined in the last run per source and reason.', labelNames: ['source', 'reason'], registers });
+    this.blockedRecords = new Gauge({
+      name: `${p}blocked_records`,
+      help: 'Source records the last plan could neither create nor update, by entity and reason (not_owned_conflict, unpatchable_drift, contact_not_owned).',
+      labelNames: ['entity', 'reason'],
+      registers,
+    });
     this.mirrorRecords = new Gauge({
       name: `${p}mirror_records`,
       help: 'Records in the mirror by entity and status.',

@@ -206,6 +206,7 @@ export function diffDepartments(desired: readonly DesiredDepartment[], all: read
         entity: 'departments',
         thirdId: sid,
         platformId: existing.id,
+        blocks: 'not_owned_conflict',
         message: `department "${existing.path}" with third_department_id ${sid} exists but is ${own === 'other_sync' ? 'managed by another sync' : 'not owned by this sync (enable sync.adopt.departments: [third_id] to take it over)'}; left alone`,
       });
       continue;

@@ -172,7 +172,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
     if (d.email !== undefined && d.email !== '' && normEmail(d.email) !== normEmail(m.email)) diffs.push(`email "${m.email}" on the platform, "${d.email}" in the source`);
     if (d.phone !== undefined && d.phone !== '' && normPhone(d.phone) !== normPhone(m.phone)) diffs.push(`phone "${m.phone}" on the platform, "${d.phone}" in the source`);
     if (diffs.length > 0) {
-      ctx.warnings.push({ code: 'unpatchable_drift', entity: 'members', thirdId: d.source_id, platformId: m.account_id, message: `member ${d.source_id}: ${diffs.join('; ')} (the platform cannot patch these; not changed)` });
+      ctx.warnings.push({ code: 'unpatchable_drift', entity: 'members', thirdId: d.source_id, platformId: m.account_id, blocks: 'unpatchable_drift', message: `member ${d.source_id}: ${diffs.join('; ')} (the platform cannot patch these; not changed)` });
     }
   };
 
@@ -253,6 +253,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
         entity: 'members',
         thirdId: sid,
         platformId: existing.account_id,
+        blocks: 'not_owned_conflict',
         message: `member "${existing.display_name}" with third_user_id ${sid} exists but is not owned by this sync (enable sync.adopt.members: [email] or [phone] to take it over); left alone`,
       });
       continue;
@@ -276,6 +277,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
         entity: 'members',
         thirdId: sid,
         platformId: other.account_id,
+        blocks: 'contact_not_owned',
         message: `member ${sid}: "${other.display_name}" with the same ${d.phone && other.phone && normPhone(d.phone) === normPhone(other.phone) ? 'phone' : 'e-mail'} is already in the tenant and not owned by this sync (enable sync.adopt.members to take it over); not created`,
       });
       continue;

@@ -84,6 +84,7 @@ export function diffPositions(desired: readonly DesiredPosition[], live: readonl
         entity: 'positions',
         thirdId: d.source_id,
         platformId: existing.id,
+        blocks: 'not_owned_conflict',
         message: `position "${existing.name}" with third_position_id ${d.source_id} exists but is ${own === 'other_sync' ? 'managed by another sync' : own === 'system' ? 'a system position' : 'not owned by this sync (enable sync.adopt.positions: [third_id] to take it over)'}; left alone`,
       });
       continue;

@@ -1,6 +1,6 @@
 /** The two renderings of a Plan: a text table per entity and operation, and one stable JSON document. */
-import type { Change, EntityKind, Plan, PlanValue, QuarantineEntry } from '../domain/index.js';
-import { CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
+import type { BlockedRecord, Change, EntityKind, Plan, PlanValue, QuarantineEntry } from '../domain/index.js';
+import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
 
 const SIGN: Record<string, string> = { create: '+', adopt: '@', update: '~', move: '>', remove: '-' };
 
@@ -11,7 +11,12 @@ export interface RenderExtras {
 
 /** The one-line summary: `Plan: 3 to create, 0 to adopt, 1 to update, 0 to move, 2 to remove.` */
 export function summaryLine(plan: Plan): string {
-  if (plan.changes.length === 0 && !plan.refusal) return 'No changes: the platform is in sync with the sources.';
+  if (plan.changes.length === 0 && !plan.refusal) {
+    const blocked = blockedRecords(plan).length;
+    // Never "in sync" while a source record could not be created or updated.
+    if (blocked > 0) return `No changes to apply, but ${blocked} source record(s) are blocked (not created or updated).`;
+    return 'No changes: the platform is in sync with the sources.';
+  }
   const parts = CHANGE_OPS.map((op) => `${ENTITY_KINDS.reduce((n, e) => n + plan.counts[e][op], 0)} to ${op}`);
   return `Plan: ${parts.join(', ')}.`;
 }
@@ -65,6 +70,7 @@ export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
     for (const q of extras.quarantine) lines.push(`  ? ${q.entity} ${q.source_id ?? ''} ${q.source} ${q.location}: ${q.reason}: ${q.message}`);
     lines.push('');
   }
+  lines.push(...blockedLines(blockedRecords(plan)));
   if (plan.refusal) lines.push(`REFUSED by ${plan.refusal.guard}: ${plan.refusal.message}`);
   const perEntity = ENTITY_KINDS.map((e) => `${e} ${CHANGE_OPS.reduce((n, op) => n + plan.counts[e][op], 0)}`).join(', ');
   const drift = plan.warnings.filter((w) => w.code === 'unpatchable_drift').length;
@@ -74,6 +80,33 @@ export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * `blocked: N` and one line per blocked source record (entity, source id, reason, why), for the plan and sync
+ * summaries; nothing when none is blocked.
+ */
+export function blockedLines(blocked: readonly BlockedRecord[], limit = 50): string[] {
+  if (blocked.length === 0) return [];
+  const lines = [`blocked: ${blocked.length}`];
+  for (const b of blocked.slice(0, limit)) lines.push(`  x ${b.entity} ${b.sourceId}: ${b.reason}: ${b.message}`);
+  if (blocked.length > limit) lines.push(`  ... and ${blocked.length - limit} more`);
+  lines.push('');
+  return lines;
+}
+
+/** A blocked record in the JSON documents of `plan` and `sync`. */
+export interface BlockedJson {
+  entity: EntityKind;
+  source_id: string;
+  platform_id: string | null;
+  reason: string;
+  message: string;
+}
+
+/** The JSON form of blocked records. */
+export function blockedToJson(blocked: readonly BlockedRecord[]): BlockedJson[] {
+  return blocked.map((b) => ({ entity: b.entity, source_id: b.sourceId, platform_id: b.platformId ?? null, reason: b.reason, message: b.message }));
+}
+
 /** The JSON shape of `orgsync plan --output json` (README "orgsync plan"). Stable: fields are only ever added. */
 export interface PlanJson {
   format_version: number;
@@ -81,7 +114,7 @@ export interface PlanJson {
   policy: string;
   created_at: string;
   in_sync: boolean;
-  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; unpatchable_drift: number; withheld: number; quarantined: number };
+  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; unpatchable_drift: number; withheld: number; quarantined: number; blocked: number };
   refusal: { guard: string; message: string; entities?: unknown } | null;
   changes: {
     id: string;
@@ -100,17 +133,20 @@ export interface PlanJson {
   warnings: { code: string; entity: EntityKind; third_id: string; platform_id: string | null; message: string }[];
   withheld: { id: string; entity: EntityKind; op: string; third_id: string; description: string; why: string; due_at: string | null }[];
   quarantine: { source: string; entity: EntityKind; source_id: string | null; location: string; reason: string; message: string }[];
+  /** Source records the plan can neither create nor update (issue 15). */
+  blocked: BlockedJson[];
 }
 
 /** The JSON document of a plan. */
 export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
   const quarantine = extras.quarantine ?? [];
+  const blocked = blockedRecords(plan);
   return {
     format_version: plan.formatVersion,
     sync_id: plan.syncId,
     policy: plan.policy,
     created_at: plan.createdAt,
-    in_sync: plan.changes.length === 0,
+    in_sync: plan.changes.length === 0 && blocked.length === 0,
     summary: {
       ...plan.counts,
       total: plan.changes.length,
@@ -118,6 +154,7 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
       unpatchable_drift: plan.warnings.filter((w) => w.code === 'unpatchable_drift').length,
       withheld: plan.withheld.length,
       quarantined: quarantine.length,
+      blocked: blocked.length,
     },
     refusal: plan.refusal ? { guard: plan.refusal.guard, message: plan.refusal.message, ...(plan.refusal.entities ? { entities: plan.refusal.entities } : {}) } : null,
     changes: plan.changes.map((c) => ({
@@ -145,5 +182,6 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
       due_at: w.dueAt ?? null,
     })),
     quarantine: quarantine.map((q) => ({ source: q.source, entity: q.entity, source_id: q.source_id ?? null, location: q.location, reason: q.reason, message: q.message })),
+    blocked: blockedToJson(blocked),
   };
 }

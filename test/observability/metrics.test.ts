@@ -20,6 +20,7 @@ export const PINNED_METRICS: Record<string, 'counter' | 'gauge' | 'histogram'> =
   orgsync_removals_blocked_total: 'counter',
   orgsync_source_records: 'gauge',
   orgsync_quarantined_records: 'gauge',
+  orgsync_blocked_records: 'gauge',
   orgsync_mirror_records: 'gauge',
   orgsync_delete_threshold_exceeded_total: 'counter',
   orgsync_build_info: 'gauge',

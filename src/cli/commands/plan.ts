@@ -26,7 +26,7 @@ export function registerPlanCommand(program: Command, ctx: CliContext, setResult
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .addOption(new Option('-o, --output <format>', 'text: a table per entity and operation; json: one JSON document (README "orgsync plan")').choices(['text', 'json']).default('text'))
     .option('--allow-deletes <n>', 'plan as a sync with --allow-deletes N would (the delete threshold then permits up to N removals)', parseAllowDeletes)
-    .option('--detailed-exitcode', 'exit 0 when in sync and 5 when changes are pending (3 when a guard refuses)')
+    .option('--detailed-exitcode', 'exit 0 when in sync and 5 when changes are pending or source records are blocked (3 when a guard refuses)')
     .option('--out <file>', 'also write the plan, signed, with hashes of the mirror and source state, for `orgsync apply <file>`')
     .option('--allow-source-shrink', 'plan as `sync --allow-source-shrink` would')
     .option('--accept-scope-change', 'plan as `sync --accept-scope-change` would')
@@ -69,7 +69,8 @@ Examples:
               if (summary.error) ctx.stderr.write(`orgsync: ${summary.error}\n`);
               return summary.exitCode;
             }
-            if (opts.detailedExitcode && summary.plan.changes.length > 0) return EXIT.DRIFT;
+            // Blocked source records are drift too: the platform is not what the sources say.
+            if (opts.detailedExitcode && (summary.plan.changes.length > 0 || summary.blocked.length > 0)) return EXIT.DRIFT;
             return EXIT.OK;
           } finally {
             await env.close();

@@ -4,7 +4,7 @@ import { loadConfig } from '../../config/load.js';
 import { finishSyncRun, writesOf } from '../../daemon/daemon.js';
 import type { RunSummary } from '../../daemon/run-once.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
-import { renderPlanText } from '../../planner/render.js';
+import { blockedLines, blockedToJson, renderPlanText } from '../../planner/render.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
@@ -16,6 +16,7 @@ export function renderSyncSummary(s: RunSummary): string {
   const lines: string[] = [];
   const verdict: Record<RunSummary['result'], string> = {
     in_sync: 'in sync, nothing to do',
+    blocked: 'nothing to apply, but source records are blocked',
     planned: 'planned',
     applied: 'applied',
     dry_run: 'dry run, nothing written',
@@ -29,7 +30,7 @@ export function renderSyncSummary(s: RunSummary): string {
   lines.push(`${'entity'.padEnd(13)}${CHANGE_OPS.map((op) => op.padStart(8)).join('')}`);
   for (const e of ENTITY_KINDS) lines.push(`${e.padEnd(13)}${CHANGE_OPS.map((op) => String(s.applied[e][op]).padStart(8)).join('')}`);
   lines.push(
-    `failures: ${s.failures.length}, not started: ${s.notStarted.length}, quarantined: ${s.quarantined.length}, admins not removed: ${s.skippedAdmin}, warnings: ${s.plan.warnings.length}, re-plans: ${s.replanRounds}`,
+    `failures: ${s.failures.length}, not started: ${s.notStarted.length}, blocked: ${s.blocked.length}, quarantined: ${s.quarantined.length}, admins not removed: ${s.skippedAdmin}, warnings: ${s.plan.warnings.length}, re-plans: ${s.replanRounds}`,
   );
   lines.push(`API calls: ${s.apiCalls}, 429s: ${s.rateLimited}`);
   if (s.failures.length > 0) {
@@ -37,6 +38,7 @@ export function renderSyncSummary(s: RunSummary): string {
     for (const f of s.failures.slice(0, 50)) lines.push(`  ${f.entity} ${f.op} ${f.thirdId || f.platformId || ''}: ${f.status}: ${f.message}`);
     if (s.failures.length > 50) lines.push(`  ... and ${s.failures.length - 50} more`);
   }
+  lines.push(...blockedLines(s.blocked).filter((l) => l !== ''));
   if (s.notStarted.length > 0) lines.push(`not started: ${s.notStarted.length} change(s) (${s.notStarted[0]!.message}); the next run plans them again`);
   if (s.notConverged.length > 0) {
     lines.push('did not converge:');
@@ -67,6 +69,7 @@ export function syncSummaryJson(s: RunSummary): Record<string, unknown> {
     not_started_changes: s.notStarted.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null })),
     not_converged: s.notConverged.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, message: f.message })),
     quarantined: s.quarantined,
+    blocked: blockedToJson(s.blocked),
     admins_not_removed: s.skippedAdmin,
     warnings: s.plan.warnings.length,
     replan_rounds: s.replanRounds,
