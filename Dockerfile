@@ -11,8 +11,11 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+COPY packages/emulator/package.json ./packages/emulator/package.json
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages/emulator/tsconfig.json packages/emulator/tsconfig.build.json ./packages/emulator/
+COPY packages/emulator/src ./packages/emulator/src
 COPY src ./src
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
@@ -28,6 +31,8 @@ RUN groupadd --system --gid 10001 orgsync \
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/emulator/package.json ./packages/emulator/package.json
+COPY --from=build /app/packages/emulator/dist ./packages/emulator/dist
 # config/ carries the example config and the demo (`docker run --rm orgsync demo`).
 COPY config ./config
 USER 10001:10001

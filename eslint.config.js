@@ -1,6 +1,7 @@
-// Lint rules, including the import direction of ../shared/ARCHITECTURE.md:
-//   cli -> daemon -> {sources, desired, planner, applier, mirror, platform} -> domain; everything may use shared.
-// The emulator imports nothing of the sync, so one misreading of the spec cannot hide on both sides at once.
+// Lint rules, including orgsync/import-direction (tools/eslint-import-direction.js), the import map that
+// docs/architecture.md draws: the folders of src/ below, and the package boundary of packages/emulator, which imports
+// nothing of the sync (so one misreading of the spec cannot hide on both sides at once) and which src/ loads only
+// through the dynamic import() of src/cli/emulator-door.ts.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { importDirectionRule } from './tools/eslint-import-direction.js';
@@ -18,12 +19,17 @@ const importDirection = {
   applier: ['domain', 'config', 'planner', 'platform', 'mirror'],
   observability: ['domain', 'config'],
   daemon: ['domain', 'config', 'sources', 'desired', 'planner', 'applier', 'mirror', 'platform', 'observability'],
-  emulator: [],
-  cli: ['domain', 'config', 'sources', 'desired', 'planner', 'applier', 'mirror', 'platform', 'observability', 'daemon', 'emulator'],
+  cli: ['domain', 'config', 'sources', 'desired', 'planner', 'applier', 'mirror', 'platform', 'observability', 'daemon'],
+};
+
+/** The workspace packages (folder -> package name) and the one src/ file that may load them. */
+const packageBoundary = {
+  packages: { 'packages/emulator': '@orgsync/emulator' },
+  door: 'src/cli/emulator-door.ts',
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', 'coverage/**', 'helm/**'] },
+  { ignores: ['**/dist/**', '**/dist-bench/**', '**/node_modules/**', 'coverage/**', 'helm/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -32,7 +38,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
-      'orgsync/import-direction': ['error', importDirection],
+      'orgsync/import-direction': ['error', importDirection, packageBoundary],
     },
   },
 );

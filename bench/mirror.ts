@@ -18,7 +18,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { refreshMirror } from '../src/daemon/refresh-mirror.js';
-import { parseSeed, startEmulator } from '../src/emulator/index.js';
+import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { Mirror } from '../src/mirror/mirror.js';
 import { PlatformClient } from '../src/platform/client.js';

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../src/config/load.js';
 import { runOnce, type RunSummary } from '../src/daemon/run-once.js';
 import type { DesiredState, PlatformDepartment } from '../src/domain/index.js';
-import { parseSeed, startEmulator } from '../src/emulator/index.js';
+import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { Mirror } from '../src/mirror/mirror.js';
 import { OwnershipStore } from '../src/mirror/ownership.js';

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,7 +39,16 @@ describe('orgsync demo', () => {
     const clone = mkdtempSync(join(tmpdir(), 'orgsync-fresh-'));
     for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(repoRoot, f), join(clone, f));
     for (const d of ['src', 'config']) cpSync(join(repoRoot, d), join(clone, d), { recursive: true, filter: (src) => !src.includes(`${sep}var`) });
-    symlinkSync(join(repoRoot, 'node_modules'), join(clone, 'node_modules'), 'dir');
+    // The emulator package (a project reference of the build), without its build output.
+    const pkg = join('packages', 'emulator');
+    for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(repoRoot, pkg, f), join(clone, pkg, f));
+    cpSync(join(repoRoot, pkg, 'src'), join(clone, pkg, 'src'), { recursive: true });
+    // node_modules as npm ci makes it for a workspace: the dependencies, and the package linked by name to the copy's folder.
+    mkdirSync(join(clone, 'node_modules', '@orgsync'), { recursive: true });
+    for (const entry of readdirSync(join(repoRoot, 'node_modules'))) {
+      if (entry !== '@orgsync') symlinkSync(join(repoRoot, 'node_modules', entry), join(clone, 'node_modules', entry));
+    }
+    symlinkSync(join('..', '..', pkg), join(clone, 'node_modules', '@orgsync', 'emulator'), 'dir');
     expect(existsSync(join(clone, 'dist'))).toBe(false);
     const child = spawn('npm', ['start', '--silent'], { cwd: clone, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

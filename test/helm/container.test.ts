@@ -39,7 +39,10 @@ describe('Dockerfile (static checks)', () => {
     const ignored = readFileSync(join(repoRoot, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
     for (const p of ['node_modules', 'dist', '.git', 'test', '*.db']) expect(ignored).toContain(p);
     const copied = instructions.filter((l) => l.startsWith('COPY ') && !l.includes('--from')).flatMap((l) => l.split(/\s+/).slice(1, -1));
-    expect(copied).toEqual(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'config']);
+    expect(copied).toEqual([
+      'package.json', 'package-lock.json', 'packages/emulator/package.json', 'tsconfig.json', 'tsconfig.build.json',
+      'packages/emulator/tsconfig.json', 'packages/emulator/tsconfig.build.json', 'packages/emulator/src', 'src', 'config',
+    ]);
     for (const c of copied) expect(ignored).not.toContain(c);
   });
 });

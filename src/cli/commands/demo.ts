@@ -7,10 +7,10 @@ import { loadConfig } from '../../config/load.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { runResultOf, writesOf } from '../../daemon/daemon.js';
 import type { RunSummary } from '../../daemon/run-once.js';
-import { loadSeedFile, startEmulator } from '../../emulator/index.js';
 import { renderPlanText } from '../../planner/render.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
+import { openEmulatorDoor } from '../emulator-door.js';
 import { openRunEnvironment } from './daemon.js';
 
 /** config/demo/ of the installed package (the same relative place from src/ and from dist/). */
@@ -53,6 +53,7 @@ Examples:
 
 async function runDemo(ctx: CliContext, keepRunning: boolean): Promise<number> {
   const out = (s: string) => ctx.stdout.write(s);
+  const { loadSeedFile, startEmulator } = await openEmulatorDoor();
   const seedPath = join(DEMO_DIR, 'seed.yaml');
   const seed = loadSeedFile(seedPath);
   const tenant = seed.tenants[0];

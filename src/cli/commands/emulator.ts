@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadSeedFile, startEmulator } from '../../emulator/index.js';
 import { createLogger, wantsPretty } from '../../observability/logger.js';
 import { OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
+import { openEmulatorDoor, type RunningEmulatorHandle } from '../emulator-door.js';
 
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
@@ -48,11 +48,12 @@ export function registerEmulatorCommand(program: Command, ctx: CliContext, setRe
 }
 
 async function runEmulator(flags: EmulatorFlags, ctx: CliContext): Promise<CommandResult> {
+  const { loadSeedFile, startEmulator } = await openEmulatorDoor();
   const seed = loadSeedFile(flags.seed);
   // Logs go to stderr: stdout carries only the ready line(s). Seed keys and the admin token are redacted by value.
   const secrets = [...seed.tenants.flatMap((t) => t.api_keys.map((k) => k.key)), ...(flags.adminToken ? [flags.adminToken] : [])];
   const logger = createLogger({ level: flags.logLevel, destination: ctx.stderr, pretty: wantsPretty('auto', false), secrets });
-  let running: Awaited<ReturnType<typeof startEmulator>>;
+  let running: RunningEmulatorHandle;
   try {
     running = await startEmulator({
       seed,
