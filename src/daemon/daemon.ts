@@ -341,7 +341,7 @@ export function mirrorProbe(mirror: Mirror): MirrorProbe {
 }
 
 /**
- * `orgsync sync` with metrics.pushgateway_url: pushes the run's metrics (job "orgsync", instance = sync id), since
+ * `orgsync sync` with metrics.pushgateway_url: pushes the run's metrics (job "orgsync", instance and sync_id = sync id), since
  * Prometheus cannot scrape a short job. A failed push is logged, never fails the run.
  */
 export async function pushRunMetrics(metrics: OrgsyncMetrics, config: Pick<Config, 'metrics' | 'sync'>, logger: Logger): Promise<boolean> {
@@ -349,7 +349,7 @@ export async function pushRunMetrics(metrics: OrgsyncMetrics, config: Pick<Confi
   if (!url) return false;
   try {
     await metrics.push(url, config.sync.id);
-    logger.info({ pushgateway_url: url, job: 'orgsync', instance: config.sync.id }, 'metrics pushed to the Pushgateway');
+    logger.info({ pushgateway_url: url, job: 'orgsync', instance: config.sync.id, sync_id: config.sync.id }, 'metrics pushed to the Pushgateway');
     return true;
   } catch (err) {
     logger.warn({ pushgateway_url: url, error: err instanceof Error ? err.message : String(err) }, 'could not push metrics to the Pushgateway');

@@ -75,7 +75,12 @@ export class OrgsyncMetrics {
   private mirrorProbe: MirrorProbe | undefined;
   private readonly now: () => number;
 
-  constructor(options: { build: BuildInfo; defaultMetrics?: boolean; now?: () => number }) {
+  /**
+   * `syncId`: the tenant's sync.id, set as the label `sync_id` on every metric (and the Pushgateway group), so one
+   * Prometheus tells many tenants apart (the chart's dashboard and alerts group by it).
+   */
+  constructor(options: { build: BuildInfo; defaultMetrics?: boolean; now?: () => number; syncId?: string }) {
+    if (options.syncId !== undefined) this.registry.setDefaultLabels({ sync_id: options.syncId });
     const registers = [this.registry];
     this.now = options.now ?? Date.now;
     const p = METRIC_PREFIX;
@@ -181,10 +186,13 @@ export class OrgsyncMetrics {
     return this.registry.metrics();
   }
 
-  /** Pushes every metric to a Pushgateway (job `orgsync`, grouped by `instance`), replacing that group's previous push. */
-  async push(url: string, instance: string): Promise<void> {
+  /**
+   * Pushes every metric to a Pushgateway (job `orgsync`, grouped by `instance` and `sync_id`, both the sync id),
+   * replacing that group's previous push: each tenant keeps its own group.
+   */
+  async push(url: string, syncId: string): Promise<void> {
     const gateway = new Pushgateway(url, { timeout: 10_000 }, this.registry);
-    await gateway.push({ jobName: 'orgsync', groupings: { instance } });
+    await gateway.push({ jobName: 'orgsync', groupings: { instance: syncId, sync_id: syncId } });
   }
 
   private collectWatermarks(): void {

@@ -59,9 +59,11 @@ describe('orgsync daemon end to end against the emulator (in-process, injected s
     const afterThird = await finishedRuns(3);
     expect(afterThird[0]!.summary).toMatchObject({ result: 'applied', writes: 1, applied: { members: { update: 1 } } });
     const metrics = await (await fetch(`${url}/metrics`)).text();
-    expect(metrics).toContain('orgsync_runs_total{result="success"} 3');
-    expect(metrics).toContain('orgsync_operations_total{entity="members",op="create",result="applied"} 304');
-    expect(metrics).toMatch(/orgsync_mirror_records\{entity="members",status="active"\} \d+/);
+    // Every metric carries the tenant's sync.id as sync_id (one Prometheus, many tenants).
+    expect(metrics).toContain('orgsync_runs_total{result="success",sync_id="daemon-e2e"} 3');
+    expect(metrics).toContain('orgsync_operations_total{entity="members",op="create",result="applied",sync_id="daemon-e2e"} 304');
+    expect(metrics).toMatch(/orgsync_mirror_records\{entity="members",status="active",sync_id="daemon-e2e"\} \d+/);
+    expect(metrics).toMatch(/^orgsync_last_success_timestamp_seconds\{sync_id="daemon-e2e"\} \d+/m);
   });
 
   it('puts one run_id on every log line of a run (JSON lines on stdout)', () => {

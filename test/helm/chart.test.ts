@@ -28,7 +28,7 @@ function leafPaths(obj: Obj, prefix = ''): string[] {
 
 const examples = readdirSync(join(chartDir, 'examples')).filter((f) => f.endsWith('.yaml'));
 
-describe('helm/orgsync chart (static checks: no helm binary or cluster here, rendering is not verified)', () => {
+describe('helm/orgsync chart (static checks; test/helm/render.test.ts renders it with the real helm)', () => {
   it('Chart.yaml and values.yaml parse', () => {
     const chart = parse(chartFile('Chart.yaml')) as Obj;
     expect(chart).toMatchObject({ apiVersion: 'v2', name: 'orgsync', type: 'application' });
@@ -36,6 +36,8 @@ describe('helm/orgsync chart (static checks: no helm binary or cluster here, ren
     const v = values();
     expect(v.mode).toBe('cronjob');
     expect(v.cronjob).toMatchObject({ concurrencyPolicy: 'Forbid' });
+    expect(v.persistence).toMatchObject({ enabled: true });
+    expect(v.tenants).toEqual([]);
     expect(v.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     expect(v.dashboard).toMatchObject({ labels: { grafana_dashboard: '1' } });
   });
@@ -65,7 +67,8 @@ describe('helm/orgsync chart (static checks: no helm binary or cluster here, ren
       ['a misspelt value', { persistance: { enabled: true } }, ' must NOT have additional properties'],
       ['two daemons', { deployment: { replicas: 2 } }, '/deployment/replicas must be <= 1'],
       ['a bad config field', { config: { platform: { base_url: 'https://p.example', bogus: 1 } } }, '/config/platform must NOT have additional properties'],
-      ['a grace period Kubernetes would cut short', { terminationGracePeriodSeconds: 10 }, '/terminationGracePeriodSeconds must be >= 26'],
+      ['no time to shut down', { shutdownTimeoutSeconds: 0 }, '/shutdownTimeoutSeconds must be >= 1'],
+      ['a tenant without a name', { tenants: [{ schedule: '0 * * * *' }] }, "/tenants/0 must have required property 'name'"],
     ])('rejects %s', (_name, bad, message) => {
       expect(check(merge(values(), bad as Obj))).toContain(message);
     });
@@ -86,7 +89,8 @@ describe('helm/orgsync chart (static checks: no helm binary or cluster here, ren
 
   it('the templates carry the pinned shapes', () => {
     const cron = chartFile('templates/cronjob.yaml');
-    expect(cron).toContain('concurrencyPolicy: {{ .Values.cronjob.concurrencyPolicy }}');
+    expect(cron).toContain('concurrencyPolicy: {{ $.Values.cronjob.concurrencyPolicy }}');
+    expect(cron).toContain('{{- range $inst := include "orgsync.instances" . | fromYamlArray }}');
     expect(cron).toContain('"command" "sync"');
     expect(chartFile('templates/deployment.yaml')).toContain('"command" "daemon"');
     expect(chartFile('templates/service.yaml')).toContain('{{- if eq .Values.mode "deployment" }}');

@@ -59,6 +59,16 @@ const strict = (description: string, properties: Record<string, unknown>, requir
   ...(required.length ? { required } : {}),
 });
 
+/** A copy of a JSON Schema with every `required` and `default` removed (a tenant's config is a partial overlay). */
+function withoutRequired(schema: unknown): Record<string, unknown> {
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(strip);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'required' && k !== 'default').map(([k, x]) => [k, strip(x)]));
+  };
+  return strip(schema) as Record<string, unknown>;
+}
+
 /** The chart's values.schema.json, generated; test/helm/chart.test.ts fails when the committed file differs. */
 export function valuesSchema(): Record<string, unknown> {
   const config = configJsonSchema({ target: 'draft-7' });
@@ -77,6 +87,25 @@ export function valuesSchema(): Record<string, unknown> {
         nameOverride: str('Overrides the chart name.'),
         fullnameOverride: str('Overrides the full name.'),
         config: { ...config, description: 'The orgsync config file (schedule and timezone come from the values above).' },
+        tenants: {
+          type: 'array',
+          description: 'Many tenants from one release: one CronJob (or Deployment), ConfigMap and PVC each, named <release>-<name>. Empty: the single-tenant layout.',
+          items: strict(
+            'One tenant.',
+            {
+              name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 52, description: 'Its name: objects are <release>-<name>, labelled orgsync.io/tenant; its sync.id unless config sets one.' },
+              config: { ...withoutRequired(config), description: 'Merged over `config` (maps key by key, lists replaced).' },
+              existingConfigMap: str('An existing ConfigMap (key orgsync.yaml) instead of its config.'),
+              existingSecret: str('Its Secret under /run/secrets/orgsync (default: `existingSecret`).'),
+              schedule: { type: 'string', pattern: '^\\S+( \\S+){4,5}$', description: 'Its schedule (default: `schedule`, spread by `spreadMinutes`).' },
+              timezone: { type: 'string', minLength: 1, description: 'Its time zone (default: `timezone`).' },
+              persistence: obj('Keys that override `persistence` for this tenant.'),
+              resources: obj('Replaces `resources` for this tenant.'),
+            },
+            ['name'],
+          ),
+        },
+        spreadMinutes: { type: 'integer', minimum: 0, maximum: 60, description: 'Tenants: move each tenant\'s minute of `schedule` by adler32(name) mod this (0: no spread).' },
         existingConfigMap: str('An existing ConfigMap (key orgsync.yaml) instead of `config`.'),
         existingSecret: str('An existing Secret mounted under /run/secrets/orgsync.'),
         extraEnv: arr('Extra environment variables.'),
@@ -99,7 +128,7 @@ export function valuesSchema(): Record<string, unknown> {
           suspend: bool('Suspend the schedule.'),
         }),
         deployment: strict('Deployment settings (mode deployment).', { replicas: { type: 'integer', minimum: 0, maximum: 1, description: 'The lease lock allows one active daemon.' } }),
-        terminationGracePeriodSeconds: int('Seconds between SIGTERM and SIGKILL.', 26),
+        shutdownTimeoutSeconds: int('Seconds orgsync takes to stop after SIGTERM; the pods\' terminationGracePeriodSeconds is this plus 10.', 1),
         resources: obj('Container resources.'),
         podSecurityContext: obj('Pod security context.'),
         securityContext: {

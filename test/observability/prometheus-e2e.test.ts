@@ -47,7 +47,7 @@ describe.skipIf(!prometheusBin || !promtoolBin)('a real Prometheus scraping a ru
       return v > 0 ? result[0] : undefined;
     });
     expect(Number(sample.value[1])).toBeCloseTo(lastSuccessAt, 3);
-    expect(sample.metric).toMatchObject({ job: 'orgsync', __name__: 'orgsync_last_success_timestamp_seconds' });
+    expect(sample.metric).toMatchObject({ job: 'orgsync', __name__: 'orgsync_last_success_timestamp_seconds', sync_id: 'daemon-e2e' });
     const up = await prometheus!.query('up{job="orgsync"}');
     expect(up.map((s) => s.value[1])).toEqual(['1']);
     const runsTotal = await prometheus!.query('sum(orgsync_runs_total{job="orgsync",result="success"})');
@@ -56,7 +56,7 @@ describe.skipIf(!prometheusBin || !promtoolBin)('a real Prometheus scraping a ru
 
   it('the live daemon /metrics page passes promtool check metrics', async () => {
     const text = await (await fetch(`${url}/metrics`)).text();
-    expect(text).toContain('orgsync_operations_total{entity="members",op="create",result="applied"}');
+    expect(text).toContain('orgsync_operations_total{entity="members",op="create",result="applied",sync_id="daemon-e2e"}');
     const r = promtool(promtoolBin!, ['check', 'metrics'], text);
     expect(r.output).toBe('');
     expect(r.status).toBe(0);

@@ -17,7 +17,7 @@ describe('orgsync sync with metrics.pushgateway_url', { timeout: 180_000 }, () =
     await new Promise((r) => (gateway ? gateway.close(r) : r(undefined)));
   });
 
-  it('pushes the run\'s metrics at the end (PUT /metrics/job/orgsync/instance/<sync id>) and records the run', async () => {
+  it('pushes the run\'s metrics at the end (PUT /metrics/job/orgsync/instance/<sync id>/sync_id/<sync id>), every one labelled sync_id, and records the run', async () => {
     const pushes: { method: string; url: string; body: string }[] = [];
     gateway = createServer((req, res) => {
       let body = '';
@@ -37,13 +37,17 @@ describe('orgsync sync with metrics.pushgateway_url', { timeout: 180_000 }, () =
     const cap = captureContext();
     expect(await main(['sync', '--config', file], cap.ctx)).toBe(0);
     expect(pushes).toHaveLength(1);
-    expect(pushes[0]).toMatchObject({ method: 'PUT', url: '/metrics/job/orgsync/instance/daemon-e2e' });
+    expect(pushes[0]).toMatchObject({ method: 'PUT', url: '/metrics/job/orgsync/instance/daemon-e2e/sync_id/daemon-e2e' });
     const body = pushes[0]!.body;
-    expect(body).toContain('orgsync_runs_total{result="success"} 1');
-    expect(body).toMatch(/orgsync_last_success_timestamp_seconds \d+/);
-    expect(body).toContain('orgsync_operations_total{entity="members",op="create",result="applied"} 304');
-    expect(body).toContain('orgsync_plan_operations{entity="departments",op="create"} 36');
-    expect(body).toContain('orgsync_source_records{source="hris",entity="members"} 60');
+    expect(body).toContain('orgsync_runs_total{result="success",sync_id="daemon-e2e"} 1');
+    expect(body).toMatch(/orgsync_last_success_timestamp_seconds\{sync_id="daemon-e2e"\} \d+/);
+    expect(body).toContain('orgsync_operations_total{entity="members",op="create",result="applied",sync_id="daemon-e2e"} 304');
+    expect(body).toContain('orgsync_plan_operations{entity="departments",op="create",sync_id="daemon-e2e"} 36');
+    expect(body).toContain('orgsync_source_records{source="hris",entity="members",sync_id="daemon-e2e"} 60');
+    // Every sample of the push carries the tenant.
+    const samples = body.split('\n').filter((l) => l.startsWith('orgsync_'));
+    expect(samples.length).toBeGreaterThan(50);
+    expect(samples.filter((l) => !l.includes('sync_id="daemon-e2e"'))).toEqual([]);
     expect(cap.out.stderr).toContain('"msg":"metrics pushed to the Pushgateway"');
 
     const db = openStateDb(join(dir, 'state/orgsync.db'));

@@ -40,14 +40,135 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- end -}}
 
-{{/* Name of the ConfigMap holding orgsync.yaml. */}}
-{{- define "orgsync.configMapName" -}}
-{{- default (include "orgsync.fullname" .) .Values.existingConfigMap -}}
+{{/*
+The instances the release runs, as a YAML list: one per entry of `tenants`, or the release itself when `tenants` is
+empty (today's single-tenant layout, objects named by "orgsync.fullname"). Each entry:
+  name               object name of its CronJob/Deployment, ConfigMap, PVC and Service (`<release>-<tenant>`)
+  tenant             the tenant's name, or "" for the single-tenant layout (then no orgsync.io/tenant label)
+  config             the rendered orgsync.yaml (tenant config merged over `config`, schedule and timezone set)
+  configMap          the ConfigMap its pod mounts (existingConfigMap, or `name`)
+  renderConfigMap    true when the chart renders that ConfigMap
+  existingSecret     the Secret mounted under /run/secrets/orgsync ("" for none)
+  schedule timezone persistence resources
+*/}}
+{{- define "orgsync.instances" -}}
+{{- $root := . -}}
+{{- $out := list -}}
+{{- if not .Values.tenants -}}
+{{- $name := include "orgsync.fullname" . -}}
+{{- $config := merge (dict "schedule" .Values.schedule "timezone" .Values.timezone) (deepCopy .Values.config) -}}
+{{- $out = append $out (dict "name" $name "tenant" "" "config" $config "configMap" (.Values.existingConfigMap | default $name) "renderConfigMap" (not .Values.existingConfigMap) "existingSecret" .Values.existingSecret "schedule" .Values.schedule "timezone" .Values.timezone "persistence" .Values.persistence "resources" .Values.resources) -}}
+{{- else -}}
+{{- $seen := dict -}}
+{{- range $t := .Values.tenants -}}
+{{- if hasKey $seen $t.name -}}
+{{- fail (printf "tenants: the name %q is given twice; each tenant needs its own name (its objects are named %s-<name>)" $t.name $root.Release.Name) -}}
+{{- end -}}
+{{- $_ := set $seen $t.name true -}}
+{{- $dashboardName := printf "%s-dashboard" (include "orgsync.fullname" $root) -}}
+{{- if and $root.Values.dashboard.enabled (eq (printf "%s-%s" $root.Release.Name $t.name) $dashboardName) -}}
+{{- fail (printf "tenants: the name %q would name its ConfigMap %s, the dashboard's; rename the tenant" $t.name $dashboardName) -}}
+{{- end -}}
+{{- $name := printf "%s-%s" $root.Release.Name $t.name -}}
+{{- if and (eq $root.Values.mode "cronjob") (gt (len $name) 52) -}}
+{{- fail (printf "tenants: %q is %d characters; a CronJob name (<release>-<tenant>) may have at most 52: shorten the tenant's name or the release's" $name (len $name)) -}}
+{{- else if gt (len $name) 63 -}}
+{{- fail (printf "tenants: %q is %d characters; object names (<release>-<tenant>) may have at most 63: shorten the tenant's name or the release's" $name (len $name)) -}}
+{{- end -}}
+{{- $schedule := $t.schedule | default (include "orgsync.spreadSchedule" (dict "schedule" $root.Values.schedule "name" $t.name "spread" $root.Values.spreadMinutes)) -}}
+{{- $timezone := $t.timezone | default $root.Values.timezone -}}
+{{- $tenantConfig := $t.config | default dict -}}
+{{- $config := include "orgsync.deepMerge" (dict "base" $root.Values.config "over" $tenantConfig) | fromYaml -}}
+{{- $sync := get $config "sync" | default dict -}}
+{{- $_ := set $sync "id" (dig "sync" "id" $t.name $tenantConfig) -}}
+{{- $_ := set $config "sync" $sync -}}
+{{- $_ := set $config "schedule" $schedule -}}
+{{- $_ := set $config "timezone" $timezone -}}
+{{- $persistence := deepCopy $root.Values.persistence -}}
+{{- range $k, $v := ($t.persistence | default dict) -}}
+{{- $_ := set $persistence $k $v -}}
+{{- end -}}
+{{- $out = append $out (dict "name" $name "tenant" $t.name "config" $config "configMap" ($t.existingConfigMap | default $name) "renderConfigMap" (not $t.existingConfigMap) "existingSecret" ($t.existingSecret | default $root.Values.existingSecret) "schedule" $schedule "timezone" $timezone "persistence" $persistence "resources" ($t.resources | default $root.Values.resources)) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
 {{- end -}}
 
-{{/* The pod spec shared by the CronJob and the Deployment. Argument: a dict with "root" and "command". */}}
+{{/* Maps merged key by key (recursively); anything else, lists too, replaced. Argument: dict "base" "over". YAML. */}}
+{{- define "orgsync.deepMerge" -}}
+{{- $out := deepCopy .base -}}
+{{- range $k, $v := .over -}}
+{{- if and (kindIs "map" $v) (kindIs "map" (get $out $k)) -}}
+{{- $_ := set $out $k (include "orgsync.deepMerge" (dict "base" (get $out $k) "over" $v) | fromYaml) -}}
+{{- else -}}
+{{- $_ := set $out $k $v -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+A tenant's schedule under `spreadMinutes`: the minute of the release's schedule moved by
+adler32(tenant name) mod spreadMinutes, so that many tenants do not all start at once. A plain minute `M` becomes
+(M + offset) mod 60; a step of S minutes (star, slash, S) becomes `(offset mod S)-59/S`. Other minute fields (`*`, lists, ranges) and
+6-field schedules are left as they are. Argument: dict "schedule" "name" "spread".
+*/}}
+{{- define "orgsync.spreadSchedule" -}}
+{{- $fields := splitList " " .schedule -}}
+{{- $spread := int .spread -}}
+{{- if or (le $spread 0) (ne (len $fields) 5) -}}
+{{- .schedule -}}
+{{- else -}}
+{{- $offset := mod (atoi (adler32sum .name)) $spread -}}
+{{- $minute := first $fields -}}
+{{- if regexMatch "^[0-9]+$" $minute -}}
+{{- printf "%d %s" (mod (add (atoi $minute) $offset) 60) (join " " (rest $fields)) -}}
+{{- else if regexMatch "^\\*/[0-9]+$" $minute -}}
+{{- $step := atoi (trimPrefix "*/" $minute) -}}
+{{- printf "%d-59/%d %s" (mod $offset $step) $step (join " " (rest $fields)) -}}
+{{- else -}}
+{{- .schedule -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels of one instance's objects: the common labels, plus orgsync.io/tenant for a tenant. Argument: dict "root" "inst". */}}
+{{- define "orgsync.instanceLabels" -}}
+{{ include "orgsync.labels" .root }}
+{{- if .inst.tenant }}
+orgsync.io/tenant: {{ .inst.tenant | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* Selector labels of one instance's pods. Argument: dict "root" "inst". */}}
+{{- define "orgsync.instanceSelectorLabels" -}}
+{{ include "orgsync.selectorLabels" .root }}
+{{- if .inst.tenant }}
+orgsync.io/tenant: {{ .inst.tenant | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The pod template's metadata (labels and the config checksum). Argument: dict "root" "inst". */}}
+{{- define "orgsync.podMetadata" -}}
+labels:
+  {{- include "orgsync.instanceSelectorLabels" . | nindent 2 }}
+  {{- with .root.Values.podLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+annotations:
+  {{- if .inst.renderConfigMap }}
+  {{- /* The ConfigMap's orgsync.yaml is exactly this text: a config change rolls the pods. */}}
+  checksum/config: {{ toYaml .inst.config | sha256sum }}
+  {{- end }}
+  {{- with .root.Values.podAnnotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{/* The pod spec shared by the CronJob and the Deployment. Argument: a dict with "root", "inst" and "command". */}}
 {{- define "orgsync.podSpec" -}}
 {{- $root := .root -}}
+{{- $inst := .inst -}}
 serviceAccountName: {{ include "orgsync.serviceAccountName" $root }}
 {{- with $root.Values.imagePullSecrets }}
 imagePullSecrets:
@@ -55,7 +176,8 @@ imagePullSecrets:
 {{- end }}
 securityContext:
   {{- toYaml $root.Values.podSecurityContext | nindent 2 }}
-terminationGracePeriodSeconds: {{ $root.Values.terminationGracePeriodSeconds }}
+{{- /* orgsync's own shutdown (stop scheduling, finish in-flight writes) plus 10 s to exit. */}}
+terminationGracePeriodSeconds: {{ add $root.Values.shutdownTimeoutSeconds 10 }}
 {{- with $root.Values.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
@@ -80,7 +202,7 @@ containers:
     securityContext:
       {{- toYaml $root.Values.securityContext | nindent 6 }}
     resources:
-      {{- toYaml $root.Values.resources | nindent 6 }}
+      {{- toYaml $inst.resources | nindent 6 }}
     {{- if eq .command "daemon" }}
     ports:
       - name: metrics
@@ -98,7 +220,7 @@ containers:
       - { name: config, mountPath: /etc/orgsync/orgsync.yaml, subPath: orgsync.yaml, readOnly: true }
       - { name: state, mountPath: /var/lib/orgsync }
       - { name: tmp, mountPath: /tmp }
-      {{- if $root.Values.existingSecret }}
+      {{- if $inst.existingSecret }}
       - { name: secrets, mountPath: /run/secrets/orgsync, readOnly: true }
       {{- end }}
       {{- with $root.Values.extraVolumeMounts }}
@@ -107,20 +229,20 @@ containers:
 volumes:
   - name: config
     configMap:
-      name: {{ include "orgsync.configMapName" $root }}
+      name: {{ $inst.configMap }}
   - name: state
-    {{- if $root.Values.persistence.enabled }}
+    {{- if $inst.persistence.enabled }}
     persistentVolumeClaim:
-      claimName: {{ $root.Values.persistence.existingClaim | default (include "orgsync.fullname" $root) }}
+      claimName: {{ $inst.persistence.existingClaim | default $inst.name }}
     {{- else }}
     emptyDir: {}
     {{- end }}
   - name: tmp
     emptyDir: {}
-  {{- if $root.Values.existingSecret }}
+  {{- if $inst.existingSecret }}
   - name: secrets
     secret:
-      secretName: {{ $root.Values.existingSecret }}
+      secretName: {{ $inst.existingSecret }}
       defaultMode: 0400
   {{- end }}
   {{- with $root.Values.extraVolumes }}

@@ -89,7 +89,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   }
   lease.startHeartbeat(onLeaseLost);
   const gates = [leaseGate(lease)];
-  const metrics = new OrgsyncMetrics({ build: { version: VERSION }, now: () => clock.now() });
+  const metrics = new OrgsyncMetrics({ build: { version: VERSION }, now: () => clock.now(), syncId: config.sync.id });
   const mirror = new Mirror(db);
   metrics.setMirrorProbe(mirrorProbe(mirror));
   const ownership = new OwnershipStore(db, config.sync.id);

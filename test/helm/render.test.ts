@@ -1,0 +1,345 @@
+/**
+ * The chart rendered by the real helm v4 (tools/helm.sh): `helm lint --strict` and `helm template` over a matrix of
+ * values, every object validated against the Kubernetes (and Prometheus Operator) API schema of its kind with
+ * unknown fields rejected, every rendered orgsync.yaml validated by orgsync's own config schema, and assertions on
+ * what keeps a production install safe.
+ */
+import { createHash } from 'node:crypto';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { chartDir } from './chart.js';
+import { helm, helmBin, template, type K8sObject, type Rendered } from './helm.js';
+import { schemaProblems } from './k8s-schema.js';
+
+type Obj = Record<string, unknown>;
+const bin = helmBin();
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- rendered objects are walked by path */
+type Any = any;
+
+function ok(r: Rendered): K8sObject[] {
+  if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
+  return r.objects;
+}
+const ofKind = (objects: K8sObject[], kind: string): Any[] => objects.filter((o) => o.kind === kind);
+const one = (objects: K8sObject[], kind: string): Any => {
+  const found = ofKind(objects, kind);
+  if (found.length !== 1) throw new Error(`expected one ${kind}, got ${found.length}`);
+  return found[0];
+};
+const podSpec = (workload: Any): Any => (workload.kind === 'CronJob' ? workload.spec.jobTemplate.spec.template.spec : workload.spec.template.spec);
+const podMeta = (workload: Any): Any => (workload.kind === 'CronJob' ? workload.spec.jobTemplate.spec.template.metadata : workload.spec.template.metadata);
+const mounts = (workload: Any): Any[] => podSpec(workload).containers[0].volumeMounts;
+const volume = (workload: Any, name: string): Any => podSpec(workload).volumes.find((v: Any) => v.name === name);
+
+/** Every schema problem of the objects, plus every rendered orgsync.yaml that orgsync's config schema refuses. */
+async function problems(objects: K8sObject[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const o of objects) out.push(...(await schemaProblems(o)));
+  for (const cm of ofKind(objects, 'ConfigMap')) {
+    const text = cm.data?.['orgsync.yaml'];
+    if (text === undefined) continue;
+    const r = configSchema.safeParse(withFileSecrets(parse(text)));
+    if (!r.success) out.push(`ConfigMap/${cm.metadata.name}: orgsync.yaml: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return out;
+}
+
+/**
+ * A config as orgsync validates it: orgsync reads each `<key>_file` into `<key>` before its schema applies (the
+ * files are Secret mounts that exist only in the pod), so here each becomes `<key>` with a stand-in value.
+ */
+function withFileSecrets(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withFileSecrets);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => (k.endsWith('_file') && typeof v === 'string' ? [k.slice(0, -5), 'from-a-secret-file'] : [k, withFileSecrets(v)])));
+}
+
+/** adler32 of a string's UTF-8 bytes (what the chart's spreadMinutes uses through sprig's adler32sum). */
+function adler32(text: string): number {
+  let a = 1;
+  let b = 0;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    a = (a + byte) % 65521;
+    b = (b + a) % 65521;
+  }
+  return b * 65536 + a;
+}
+
+/** The values matrix: each case is rendered, linted and schema-validated. */
+const matrix: [string, Obj][] = [
+  ['default (CronJob)', {}],
+  ['Deployment with ServiceMonitor, PrometheusRule and dashboard', { mode: 'deployment', serviceMonitor: { enabled: true, labels: { release: 'kps' } }, prometheusRule: { enabled: true }, dashboard: { enabled: true } }],
+  ['CronJob pushing to a Pushgateway', { config: { metrics: { pushgateway_url: 'http://prometheus-pushgateway.monitoring:9091' } }, prometheusRule: { enabled: true } }],
+  ['existingSecret and existingConfigMap', { existingSecret: 'orgsync-secrets', existingConfigMap: 'orgsync-config' }],
+  ['persistence off', { persistence: { enabled: false } }],
+  ['existing claim', { persistence: { existingClaim: 'orgsync-state' } }],
+  [
+    'multi-tenant CronJobs',
+    {
+      existingSecret: 'shared-secrets',
+      tenants: [
+        { name: 'acme' },
+        { name: 'globex', config: { sync: { id: 'globex-hr' }, platform: { base_url: 'https://globex.platform.example' } }, existingSecret: 'globex-secrets', schedule: '15 2 * * *', timezone: 'Europe/Berlin', persistence: { size: '5Gi' }, resources: { requests: { cpu: '50m', memory: '1Gi' }, limits: { memory: '2Gi' } } },
+        { name: 'initech', existingConfigMap: 'initech-config', persistence: { existingClaim: 'initech-state' } },
+      ],
+    },
+  ],
+  ['multi-tenant Deployments with ServiceMonitor', { mode: 'deployment', serviceMonitor: { enabled: true }, dashboard: { enabled: true }, prometheusRule: { enabled: true }, tenants: [{ name: 'acme' }, { name: 'globex', persistence: { enabled: false } }] }],
+];
+
+describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
+  describe.each(matrix)('%s', (_name, values) => {
+    it('passes helm lint --strict', () => {
+      const r = helm(bin!, ['lint', '--strict', chartDir, ...setFile(values)]);
+      expect(r.stderr + r.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+      expect(r.status).toBe(0);
+    });
+
+    it('renders objects valid against their Kubernetes API schema (unknown fields rejected) and configs orgsync accepts', async () => {
+      const objects = ok(template(bin!, { values: [values] }));
+      expect(objects.length).toBeGreaterThanOrEqual(3);
+      expect(await problems(objects)).toEqual([]);
+    });
+  });
+
+  it('the schema check can fail: an unknown field and a wrong type are reported by path', async () => {
+    const cron = one(ok(template(bin!)), 'CronJob');
+    cron.spec.jobTemplate.spec.template.spec.containers[0].readOnlyRootFS = true;
+    cron.spec.concurrencyPolicy = 7;
+    const found = await problems([cron]);
+    expect(found).toContain('CronJob/orgsync: unknown field spec.jobTemplate.spec.template.spec.containers[0].readOnlyRootFS');
+    expect(found.join('\n')).toContain('concurrencyPolicy must be string');
+  });
+
+  describe('the default install', () => {
+    const objects = bin ? ok(template(bin!)) : [];
+
+    it('is a CronJob with its ConfigMap, ServiceAccount and a PersistentVolumeClaim for the state DB, kept on uninstall', () => {
+      expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ConfigMap/orgsync', 'CronJob/orgsync', 'PersistentVolumeClaim/orgsync', 'ServiceAccount/orgsync']);
+      const pvc = one(objects, 'PersistentVolumeClaim');
+      expect(pvc.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
+      expect(pvc.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
+      const cron = one(objects, 'CronJob');
+      expect(volume(cron, 'state')).toEqual({ name: 'state', persistentVolumeClaim: { claimName: 'orgsync' } });
+      expect(mounts(cron)).toContainEqual({ name: 'state', mountPath: '/var/lib/orgsync' });
+      const config = parse(one(objects, 'ConfigMap').data['orgsync.yaml']) as Any;
+      expect(config.state.path.startsWith('/var/lib/orgsync/')).toBe(true);
+    });
+
+    it('never runs two syncs at once, as non-root on a read-only root filesystem with every capability dropped and a memory limit', () => {
+      const cron = one(objects, 'CronJob');
+      expect(cron.spec.concurrencyPolicy).toBe('Forbid');
+      expect(cron.spec.jobTemplate.spec.backoffLimit).toBe(0);
+      const pod = podSpec(cron);
+      expect(pod.restartPolicy).toBe('Never');
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } });
+      const c = pod.containers[0];
+      expect(c.securityContext).toEqual({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+      expect(c.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } });
+      expect(c.args).toEqual(['sync', '--config', '/etc/orgsync/orgsync.yaml']);
+      // The root filesystem is read-only: everything orgsync writes is on a volume.
+      expect(mounts(cron).map((m: Any) => m.mountPath).sort()).toEqual(['/etc/orgsync/orgsync.yaml', '/tmp', '/var/lib/orgsync']);
+      expect(pod.automountServiceAccountToken ?? one(objects, 'ServiceAccount').automountServiceAccountToken).toBe(false);
+    });
+
+    it('gives the pod shutdownTimeoutSeconds + 10 s to stop (default 20 + 10)', () => {
+      expect(podSpec(one(objects, 'CronJob')).terminationGracePeriodSeconds).toBe(30);
+      const longer = one(ok(template(bin!, { values: [{ shutdownTimeoutSeconds: 45 }] })), 'CronJob');
+      expect(podSpec(longer).terminationGracePeriodSeconds).toBe(55);
+    });
+
+    it('annotates the pod with the checksum of the orgsync.yaml it mounts, so a config change rolls it', () => {
+      const data = one(objects, 'ConfigMap').data['orgsync.yaml'] as string;
+      const sum = podMeta(one(objects, 'CronJob')).annotations['checksum/config'];
+      expect(sum).toBe(createHash('sha256').update(data.replace(/\n$/, '')).digest('hex'));
+      const changed = ok(template(bin!, { values: [{ config: { log: { level: 'debug' } } }] }));
+      expect(podMeta(one(changed, 'CronJob')).annotations['checksum/config']).not.toBe(sum);
+    });
+  });
+
+  it('mounts existingSecret read-only at the folder api_key_file points into', () => {
+    const objects = ok(template(bin!, { values: [{ existingSecret: 'orgsync-secrets' }] }));
+    const config = parse(one(objects, 'ConfigMap').data['orgsync.yaml']) as Any;
+    const keyFile: string = config.platform.api_key_file;
+    const cron = one(objects, 'CronJob');
+    const mount = mounts(cron).find((m: Any) => m.name === 'secrets');
+    expect(mount).toEqual({ name: 'secrets', mountPath: '/run/secrets/orgsync', readOnly: true });
+    expect(keyFile).toBe(`${mount.mountPath}/api-key`);
+    expect(volume(cron, 'secrets')).toEqual({ name: 'secrets', secret: { secretName: 'orgsync-secrets', defaultMode: 0o400 } });
+  });
+
+  it('uses existingConfigMap instead of rendering one (no checksum of a config it did not render)', () => {
+    const objects = ok(template(bin!, { values: [{ existingConfigMap: 'orgsync-config' }] }));
+    expect(ofKind(objects, 'ConfigMap')).toEqual([]);
+    const cron = one(objects, 'CronJob');
+    expect(volume(cron, 'config')).toEqual({ name: 'config', configMap: { name: 'orgsync-config' } });
+    expect(podMeta(cron).annotations?.['checksum/config']).toBeUndefined();
+  });
+
+  it('with persistence off: an emptyDir, no PVC, and NOTES.txt warns loudly', () => {
+    const values = { persistence: { enabled: false } };
+    const objects = ok(template(bin!, { values: [values] }));
+    expect(ofKind(objects, 'PersistentVolumeClaim')).toEqual([]);
+    expect(volume(one(objects, 'CronJob'), 'state')).toEqual({ name: 'state', emptyDir: {} });
+    const notes = helm(bin!, ['install', 'orgsync', chartDir, '--dry-run=client', '--namespace', 'hr', ...setFile(values)]);
+    expect(notes.status).toBe(0);
+    expect(notes.stdout).toContain('WARNING: orgsync: persistence is OFF. Its state DB lives in an emptyDir and is LOST with every pod:');
+    expect(notes.stdout).toContain('leavers and changed members are NOT applied');
+    const quiet = helm(bin!, ['install', 'orgsync', chartDir, '--dry-run=client', '--namespace', 'hr']);
+    expect(quiet.status).toBe(0);
+    expect(quiet.stdout).toContain('NOTES:');
+    expect(quiet.stdout).not.toContain('persistence is OFF');
+  });
+
+  it('Deployment mode: a daemon behind a Service whose labels the ServiceMonitor selects, on the port it scrapes', () => {
+    const objects = ok(template(bin!, { values: [{ mode: 'deployment', serviceMonitor: { enabled: true, labels: { release: 'kps' } } }] }));
+    const deploy = one(objects, 'Deployment');
+    const service = one(objects, 'Service');
+    const monitor = one(objects, 'ServiceMonitor');
+    expect(deploy.spec.strategy).toEqual({ type: 'Recreate' });
+    expect(deploy.spec.replicas).toBe(1);
+    expect(podSpec(deploy).containers[0].args[0]).toBe('daemon');
+    expect(monitor.metadata.labels.release).toBe('kps');
+    for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) expect(service.metadata.labels[k]).toBe(v);
+    for (const [k, v] of Object.entries(service.spec.selector)) expect(podMeta(deploy).labels[k]).toBe(v);
+    expect(service.spec.ports.map((p: Any) => p.name)).toContain(monitor.spec.endpoints[0].port);
+    expect(podSpec(deploy).containers[0].ports).toEqual([{ name: 'metrics', containerPort: service.spec.ports[0].port, protocol: 'TCP' }]);
+    expect(volume(deploy, 'state')).toEqual({ name: 'state', persistentVolumeClaim: { claimName: 'orgsync' } });
+    expect(one(objects, 'PersistentVolumeClaim').metadata.name).toBe('orgsync');
+  });
+
+  describe('many tenants from one release', () => {
+    const values = matrix.find(([n]) => n === 'multi-tenant CronJobs')![1];
+    const objects = bin ? ok(template(bin!, { values: [values] })) : [];
+    const byName = (kind: string, name: string): Any => ofKind(objects, kind).find((o) => o.metadata.name === name);
+
+    it('one CronJob, ConfigMap and PVC per tenant, named <release>-<tenant> and labelled orgsync.io/tenant', () => {
+      expect(ofKind(objects, 'CronJob').map((o) => o.metadata.name)).toEqual(['orgsync-acme', 'orgsync-globex', 'orgsync-initech']);
+      // initech brings its own ConfigMap and claim.
+      expect(ofKind(objects, 'ConfigMap').map((o) => o.metadata.name)).toEqual(['orgsync-acme', 'orgsync-globex']);
+      expect(ofKind(objects, 'PersistentVolumeClaim').map((o) => o.metadata.name)).toEqual(['orgsync-acme', 'orgsync-globex']);
+      for (const o of objects.filter((x) => x.kind !== 'ServiceAccount')) expect(o.metadata.labels?.['orgsync.io/tenant'], `${o.kind}/${o.metadata.name}`).toBe(o.metadata.name.slice('orgsync-'.length));
+      for (const cron of ofKind(objects, 'CronJob')) expect(podMeta(cron).labels['orgsync.io/tenant']).toBe(cron.metadata.name.slice('orgsync-'.length));
+    });
+
+    it('each tenant gets its own config, sync.id, secret, schedule, state volume and resources', () => {
+      const acme = parse(byName('ConfigMap', 'orgsync-acme').data['orgsync.yaml']) as Any;
+      const globex = parse(byName('ConfigMap', 'orgsync-globex').data['orgsync.yaml']) as Any;
+      expect(acme.sync.id).toBe('acme');
+      expect(acme.platform.base_url).toBe('https://platform.example.com');
+      expect(globex.sync.id).toBe('globex-hr');
+      expect(globex.platform).toEqual({ base_url: 'https://globex.platform.example', api_key_file: '/run/secrets/orgsync/api-key' });
+      expect(globex.sources).toEqual(acme.sources);
+
+      const acmeJob = byName('CronJob', 'orgsync-acme');
+      const globexJob = byName('CronJob', 'orgsync-globex');
+      const initechJob = byName('CronJob', 'orgsync-initech');
+      // spreadMinutes (default 30) moves the release's "*/30 * * * *" by adler32(name) mod 30.
+      expect(acmeJob.spec.schedule).toBe(`${adler32('acme') % 30}-59/30 * * * *`);
+      expect(acme.schedule).toBe(acmeJob.spec.schedule);
+      expect(globexJob.spec).toMatchObject({ schedule: '15 2 * * *', timeZone: 'Europe/Berlin' });
+      expect(globex).toMatchObject({ schedule: '15 2 * * *', timezone: 'Europe/Berlin' });
+
+      expect(volume(acmeJob, 'secrets').secret.secretName).toBe('shared-secrets');
+      expect(volume(globexJob, 'secrets').secret.secretName).toBe('globex-secrets');
+      expect(volume(acmeJob, 'state').persistentVolumeClaim.claimName).toBe('orgsync-acme');
+      expect(volume(initechJob, 'state').persistentVolumeClaim.claimName).toBe('initech-state');
+      expect(volume(initechJob, 'config').configMap.name).toBe('initech-config');
+      expect(byName('PersistentVolumeClaim', 'orgsync-globex').spec.resources.requests.storage).toBe('5Gi');
+      expect(byName('PersistentVolumeClaim', 'orgsync-acme').spec.resources.requests.storage).toBe('1Gi');
+      expect(podSpec(globexJob).containers[0].resources).toEqual({ requests: { cpu: '50m', memory: '1Gi' }, limits: { memory: '2Gi' } });
+      expect(podSpec(acmeJob).containers[0].resources.limits.memory).toBe('512Mi');
+      expect(podMeta(acmeJob).annotations['checksum/config']).not.toBe(podMeta(globexJob).annotations['checksum/config']);
+    });
+
+    it('an empty tenants list keeps the single-tenant layout exactly', () => {
+      const plain = ok(template(bin!));
+      expect(ok(template(bin!, { values: [{ tenants: [] }] }))).toEqual(plain);
+      expect(plain.some((o) => o.metadata.labels?.['orgsync.io/tenant'])).toBe(false);
+    });
+
+    it('Deployment mode: each tenant\'s Service selects only its own pods, and the one ServiceMonitor selects every Service', () => {
+      const d = ok(template(bin!, { values: [matrix.find(([n]) => n === 'multi-tenant Deployments with ServiceMonitor')![1]] }));
+      const monitor = one(d, 'ServiceMonitor');
+      const deployments = ofKind(d, 'Deployment');
+      expect(deployments.map((x) => x.metadata.name)).toEqual(['orgsync-acme', 'orgsync-globex']);
+      expect(ofKind(d, 'PersistentVolumeClaim').map((x) => x.metadata.name)).toEqual(['orgsync-acme']);
+      for (const service of ofKind(d, 'Service')) {
+        for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) expect(service.metadata.labels[k]).toBe(v);
+        const selects = deployments.filter((dep) => Object.entries(service.spec.selector).every(([k, v]) => podMeta(dep).labels[k] === v));
+        expect(selects.map((x) => x.metadata.name)).toEqual([service.metadata.name]);
+        const dep = selects[0];
+        expect(Object.entries(dep.spec.selector.matchLabels).every(([k, v]) => service.spec.selector[k] === v)).toBe(true);
+      }
+      // The dashboard picks a tenant by sync_id; every panel query filters on it.
+      const dashboard = JSON.parse(ofKind(d, 'ConfigMap').find((c) => c.metadata.name === 'orgsync-dashboard').data['orgsync.json']) as Any;
+      expect(dashboard.templating.list.map((v: Any) => v.name)).toContain('sync_id');
+      const exprs: string[] = dashboard.panels.flatMap((p: Any) => (p.targets ?? []).map((t: Any) => t.expr));
+      expect(exprs.filter((e) => !e.includes('sync_id=~"$sync_id"'))).toEqual([]);
+    });
+
+    it('scale: 200 tenants render to exactly 200 CronJobs, ConfigMaps and PVCs, uniquely named, schema-valid, minutes spread', async () => {
+      const tenants = Array.from({ length: 200 }, (_, i) => ({ name: `tenant-${String(i).padStart(3, '0')}` }));
+      const started = performance.now();
+      const r = template(bin!, { values: [{ schedule: '0 * * * *', spreadMinutes: 60, tenants }] });
+      const ms = performance.now() - started;
+      const rendered = ok(r);
+      console.log(`helm template of 200 tenants: ${Math.round(ms)} ms, ${rendered.length} objects`);
+      for (const kind of ['CronJob', 'ConfigMap', 'PersistentVolumeClaim']) {
+        const names = ofKind(rendered, kind).map((o) => o.metadata.name);
+        expect(names, kind).toHaveLength(200);
+        expect(new Set(names).size, kind).toBe(200);
+        expect(new Set(names)).toEqual(new Set(tenants.map((t) => `orgsync-${t.name}`)));
+      }
+      expect(rendered).toHaveLength(601);
+      const syncIds = ofKind(rendered, 'ConfigMap').map((c) => (parse(c.data['orgsync.yaml']) as Any).sync.id);
+      expect(new Set(syncIds).size).toBe(200);
+      const minutes = ofKind(rendered, 'CronJob').map((c) => {
+        expect(c.spec.schedule).toBe(`${adler32(c.metadata.name.slice('orgsync-'.length)) % 60} * * * *`);
+        return c.spec.schedule.split(' ')[0];
+      });
+      expect(new Set(minutes).size).toBeGreaterThan(30);
+      expect(await problems(rendered)).toEqual([]);
+    });
+  });
+
+  describe('values.schema.json, applied by helm template, rejects bad values', () => {
+    it.each([
+      ['an unknown mode', { mode: 'daemonset' }, "at '/mode': value must be one of 'cronjob', 'deployment'"],
+      ['a misspelt value', { persistance: { enabled: true } }, "additional properties 'persistance' not allowed"],
+      ['a root container', { securityContext: { runAsNonRoot: false } }, "at '/securityContext/runAsNonRoot'"],
+      ['two daemons', { deployment: { replicas: 2 } }, "at '/deployment/replicas': maximum: got 2, want 1"],
+      ['an unknown config field', { config: { platform: { base_url: 'https://p.example', bogus: 1 } } }, "at '/config/platform': additional properties 'bogus' not allowed"],
+      ['a bad schedule', { schedule: 'hourly' }, "at '/schedule'"],
+      ['no time to shut down', { shutdownTimeoutSeconds: 0 }, "at '/shutdownTimeoutSeconds': minimum: got 0, want 1"],
+      ['a tenant name that is no DNS label', { tenants: [{ name: 'Acme_Corp' }] }, "at '/tenants/0/name': 'Acme_Corp' does not match pattern"],
+      ['a tenant without a name', { tenants: [{ schedule: '0 * * * *' }] }, "at '/tenants/0': missing property 'name'"],
+      ['an unknown tenant field', { tenants: [{ name: 'acme', secret: 'x' }] }, "at '/tenants/0': additional properties 'secret' not allowed"],
+      ['an unknown field in a tenant config', { tenants: [{ name: 'acme', config: { sync: { idd: 'x' } } }] }, "at '/tenants/0/config/sync': additional properties 'idd' not allowed"],
+    ])('%s', (_name, values, message) => {
+      const r = template(bin!, { values: [values] });
+      expect(r.stderr).toContain("values don't meet the specifications of the schema(s)");
+      expect(r.stderr).toContain(message);
+      expect(r.status).not.toBe(0);
+    });
+
+    it('and the chart refuses two tenants of one name, a CronJob name Kubernetes would refuse, or a clash with the dashboard', () => {
+      const twice = template(bin!, { values: [{ tenants: [{ name: 'acme' }, { name: 'acme' }] }] });
+      expect(twice.status).not.toBe(0);
+      expect(twice.stderr).toContain('tenants: the name "acme" is given twice; each tenant needs its own name (its objects are named orgsync-<name>)');
+      const long = template(bin!, { values: [{ tenants: [{ name: 'a'.repeat(45) }] }] });
+      expect(long.status).not.toBe(0);
+      expect(long.stderr).toContain(`tenants: "orgsync-${'a'.repeat(45)}" is 53 characters; a CronJob name (<release>-<tenant>) may have at most 52`);
+      const clash = template(bin!, { values: [{ dashboard: { enabled: true }, tenants: [{ name: 'dashboard' }] }] });
+      expect(clash.status).not.toBe(0);
+      expect(clash.stderr).toContain('tenants: the name "dashboard" would name its ConfigMap orgsync-dashboard, the dashboard\'s; rename the tenant');
+    });
+  });
+});
+
+/** A values object as helm arguments (one --set-json per top-level key), for the commands other than template(). */
+function setFile(values: Obj): string[] {
+  return Object.entries(values).flatMap(([k, v]) => ['--set-json', `${k}=${JSON.stringify(v)}`]);
+}
