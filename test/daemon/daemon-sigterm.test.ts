@@ -35,7 +35,7 @@ describe.skipIf(!haveBuild())('orgsync daemon: SIGTERM during a run (subprocess)
     const url = await until('the ops listener line', () => /"url":"(http:[^"]+)","msg":"ops endpoints listening/.exec(stdout)?.[1]);
     await until('30 applied writes', async () => {
       const text = await (await fetch(`${url}/metrics`)).text();
-      const applied = [...text.matchAll(/^orgsync_operations_total\{[^}]*result="applied"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+      const applied = [...text.matchAll(/^orgsync_operations_total\{[^}]*result="applied"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
       return applied >= 30 ? applied : undefined;
     });
     // A second process on the same state DB is refused while the first one runs, naming it.
