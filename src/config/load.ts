@@ -67,6 +67,11 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
         out[base] = secret;
         continue;
       }
+      if (SECRET_KEYS.has(key) && path.includes('auth') && typeof value === 'string' && value.length > 1 && !/\$\{[A-Za-z_]/.test(value)) {
+        // auth: secrets come from the environment or a file only, never written into the config itself (a one-character
+        // placeholder password, BambooHR's "x" beside an API key user name, is not a secret).
+        throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: give the secret from the environment ("\${VAR}") or a file (${key}_file), not in the config`);
+      }
       const secretish = inSecret || SECRET_KEYS.has(key) || key === 'headers';
       const v = walk(value, [...path, key], ctx, secretish);
       if (SECRET_KEYS.has(key) && typeof v === 'string' && v !== '') ctx.secrets.add(v);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parsePath, PathSyntaxError } from '../shared/field-path.js';
 
 /**
  * `sources:` — where HR truth comes from. One entry per source, a discriminated union on `type`
@@ -107,18 +108,32 @@ export const csvSourceSchema = z
 
 // --- HRIS JSON ---------------------------------------------------------------------------------------------------
 
+/** A field path in JSON (the grammar of docs/sources/field-paths.md): checked when the config is loaded. */
+const jsonPathSchema = (what: string) =>
+  z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parsePath(v);
+      } catch (err) {
+        if (err instanceof PathSyntaxError) ctx.addIssue({ code: 'custom', message: err.message });
+        else throw err;
+      }
+    })
+    .describe(what);
+
 /** HRIS JSON pagination. */
 export const paginationSchema = z
   .discriminatedUnion('type', [
     z.strictObject({ type: z.literal('none') }),
     z.strictObject({
       type: z.literal('next-link'),
-      next_path: z.string().min(1).describe('Dotted path in the response to the next page\'s URL (absolute or relative); empty or absent ends the walk.'),
+      next_path: jsonPathSchema('Path in the response to the next page\'s URL (absolute or relative); empty or absent ends the walk.').pipe(z.string().min(1)),
     }),
     z.strictObject({
       type: z.literal('cursor'),
-      cursor_path: z.string().min(1).describe('Dotted path in the response to the next cursor; empty or absent ends the walk.'),
-      cursor_param: z.string().min(1).describe('Query parameter that carries the cursor.'),
+      cursor_path: jsonPathSchema('Path in the response to the next cursor (Google: nextPageToken); empty or absent ends the walk; a cursor that comes back fails the read.').pipe(z.string().min(1)),
+      cursor_param: z.string().min(1).describe('Query parameter that carries the cursor (Google: pageToken).'),
       size_param: z.string().min(1).optional().describe('Query parameter for the page size.'),
       size: z.number().int().min(1).optional().describe('Page size to ask for.'),
     }),
@@ -136,31 +151,98 @@ export const paginationSchema = z
       size: z.number().int().min(1).default(100).describe('Page size; a page with fewer items is the last.'),
       start: z.number().int().min(0).default(0).describe('Offset of the first page.'),
     }),
+    z.strictObject({
+      type: z.literal('scim'),
+      count: z.number().int().min(1).default(100).describe('Records to ask for per page (the count parameter).'),
+      start_index_param: z.string().min(1).default('startIndex').describe('Query parameter for the 1-based index of the first record.'),
+      count_param: z.string().min(1).default('count').describe('Query parameter for the page size.'),
+    }),
+    z.strictObject({
+      type: z.literal('odata'),
+    }),
   ])
-  .describe('How to walk the pages of a URL: none, next-link, cursor, page (page number) or offset (record offset).');
+  .describe('How to walk the pages of a URL: none, next-link, cursor, page (page number), offset (record offset), scim (startIndex/count/totalResults) or odata (@odata.nextLink or d.__next).');
+
+/** `auth:` of an HTTP source. Secrets come from the environment (`${VAR}`) or a file (`token_file`, `password_file`, `client_secret_file`). */
+export const httpAuthSchema = z
+  .discriminatedUnion('type', [
+    z.strictObject({
+      type: z.literal('bearer'),
+      token: z.string().min(1).describe('The bearer token: "${HRIS_TOKEN}" or token_file.'),
+    }),
+    z.strictObject({
+      type: z.literal('basic'),
+      username: z.string().min(1).describe('The user name (Workday: ISU@tenant; BambooHR: the API key; HiBob: the service user id).'),
+      password: z.string().describe('The password: "${VAR}" or password_file (BambooHR: any text, e.g. "x").'),
+    }),
+    z.strictObject({
+      type: z.literal('oauth2-client-credentials'),
+      token_url: z.url({ protocol: /^https?$/ }).describe('The token endpoint (e.g. https://login.microsoftonline.com/<tenant>/oauth2/v2.0/token).'),
+      client_id: z.string().min(1).describe('The client id.'),
+      client_secret: z.string().min(1).describe('The client secret: "${VAR}" or client_secret_file.'),
+      scope: z.string().min(1).optional().describe('The scope parameter (Graph: https://graph.microsoft.com/.default).'),
+      audience: z.string().min(1).optional().describe('The audience parameter, for token servers that want one.'),
+      extra_params: z.record(z.string(), z.string()).default({}).describe('More form parameters for the token request.'),
+      client_auth: z.enum(['post', 'basic']).default('post').describe('How the client authenticates: post (client_secret in the form body) or basic (HTTP Basic).'),
+    }),
+    z.strictObject({
+      type: z.literal('google-service-account'),
+      key_file: z.string().min(1).describe('The service account\'s JSON key file (client_email, private_key, token_uri); relative to the config file.'),
+      subject: z.string().min(1).describe('The user to act as (domain-wide delegation), e.g. an admin\'s e-mail.'),
+      scopes: z.array(z.string().min(1)).min(1).describe('OAuth scopes, e.g. [https://www.googleapis.com/auth/admin.directory.user.readonly].'),
+    }),
+  ])
+  .describe('How requests authenticate: bearer, basic, oauth2-client-credentials or google-service-account. Tokens are cached until shortly before they expire and fetched again on expiry or on one 401; they are never logged.');
+
+/** HRIS auth. */
+export type HttpAuthConfig = z.infer<typeof httpAuthSchema>;
 
 const hrisEntity = {
   url: z.url({ protocol: /^https?$/ }).optional().describe('HTTP(S) address of the first page (give url or file).'),
   file: z.string().min(1).optional().describe('A JSON file instead of a URL; relative to the config file.'),
-  items_path: z.string().default('').describe('Dotted path to the array of records in each response; empty: the response is the array.'),
+  items_path: jsonPathSchema('Path to the array of records in each response; empty: the response is the array (scim: Resources; odata: value or d.results).').default(''),
+  total_path: jsonPathSchema('Path to the total number of records the source states (any page; the last one read counts); fewer records than that fails the read.').optional(),
   pagination: paginationSchema.default({ type: 'none' }),
+};
+
+const hrisFieldPaths = (fields: Record<string, unknown>, ctx: z.RefinementCtx) => {
+  for (const [field, spec] of Object.entries(fields)) {
+    for (const item of Array.isArray(spec) ? spec : spec === undefined ? [] : [spec]) {
+      const names = typeof item === 'string' && item.includes('{') ? [...item.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!.trim()) : [item as string];
+      for (const n of names) {
+        try {
+          parsePath(n);
+        } catch (err) {
+          if (err instanceof PathSyntaxError) ctx.addIssue({ code: 'custom', message: err.message, path: ['fields', field] });
+          else throw err;
+        }
+      }
+    }
+  }
 };
 
 const oneOfUrlFile = (v: { url?: string | undefined; file?: string | undefined }) => (v.url === undefined) !== (v.file === undefined);
 const urlFileMessage = { message: 'give either url or file' };
+
+const withPaths = <T extends z.ZodType<{ fields: Record<string, unknown> }>>(schema: T) => schema.superRefine((v, ctx) => hrisFieldPaths(v.fields, ctx));
 
 /** A `type: hris-json` source. */
 export const hrisJsonSourceSchema = z
   .strictObject({
     ...common,
     type: z.literal('hris-json'),
-    headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers sent with every request of this source (e.g. Authorization: "Bearer ${HRIS_TOKEN}").'),
+    headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers sent with every request of this source (e.g. X-Tenant: acme); Authorization and other credential headers only to the source\'s own origin.'),
+    auth: httpAuthSchema.optional(),
+    allowed_origins: z
+      .array(z.url({ protocol: /^https?$/ }).transform((u) => new URL(u).origin))
+      .default([])
+      .describe('Other origins (https://host:port) that next links and redirects may lead to; without it they are refused. Credentials are never sent to them.'),
     timeout_ms: z.number().int().min(100).default(30_000).describe('Per-request timeout.'),
     max_attempts: z.number().int().min(1).max(10).default(3).describe('Attempts per page for 429, 5xx and network errors.'),
     max_pages: z.number().int().min(1).default(10_000).describe('A walk with more pages than this fails (a pagination loop).'),
-    departments: z.strictObject({ ...hrisEntity, fields: departmentFieldsSchema }).refine(oneOfUrlFile, urlFileMessage).optional(),
-    positions: z.strictObject({ ...hrisEntity, fields: positionFieldsSchema }).refine(oneOfUrlFile, urlFileMessage).optional(),
-    members: z.strictObject({ ...hrisEntity, ...memberOptions, fields: memberFieldsSchema }).refine(oneOfUrlFile, urlFileMessage).optional(),
+    departments: withPaths(z.strictObject({ ...hrisEntity, fields: departmentFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
+    positions: withPaths(z.strictObject({ ...hrisEntity, fields: positionFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
+    members: withPaths(z.strictObject({ ...hrisEntity, ...memberOptions, fields: memberFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
   })
   .describe('An HRIS JSON API (or JSON files): fields mapped by dotted paths.');
 

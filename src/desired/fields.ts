@@ -3,12 +3,13 @@
  * or a list of those where the first non-empty value wins. Pure: a reader only sees a lookup function.
  */
 import type { FieldSpec } from '../config/sources.js';
+import { cachedPath, WrongType } from '../shared/field-path.js';
 
 /** Looks a name (column, attribute, dotted path) up in one raw record; undefined when absent. */
 export type Lookup = (name: string) => unknown;
 
-/** A raw value that cannot be turned into text. */
-export type TextProblem = { ok: false; problem: string };
+/** A raw value that cannot be turned into text; `reason` is the quarantine reason (default invalid_value). */
+export type TextProblem = { ok: false; problem: string; reason?: string };
 
 /** A raw value turned into text, or a problem with it. */
 export type TextResult = { ok: true; value: string } | TextProblem;
@@ -31,6 +32,7 @@ export function textOf(raw: unknown, name: string): string | TextProblem {
   if (typeof raw === 'number' || typeof raw === 'boolean' || typeof raw === 'bigint') return String(raw);
   if (Array.isArray(raw)) return raw.length === 0 ? '' : textOf(raw[0], name);
   if (Buffer.isBuffer(raw)) return raw.toString('utf8');
+  if (raw instanceof WrongType) return { ok: false, problem: raw.message, reason: 'wrong_type' };
   return { ok: false, problem: `${name} is an object, not a value` };
 }
 
@@ -97,13 +99,19 @@ export function compileField(spec: FieldSpec): FieldReader {
   return { names: list.flatMap((r) => r.names), text, read: (lookup) => asResult(text(lookup)) };
 }
 
-/** Reads a dotted path (`department.id`, `items.0.name`) from parsed JSON. */
+/** Reads a field path (see path.ts: `department.id`, `emails[primary=true].value`) from parsed JSON; a WrongType when a step cannot be walked. */
 export function getPath(obj: unknown, path: string): unknown {
-  if (path === '') return obj;
-  let cur: unknown = obj;
-  for (const key of path.split('.')) {
-    if (cur === null || cur === undefined || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[key];
-  }
-  return cur;
+  return cachedPath(path).get(obj);
+}
+
+/**
+ * A lookup into one JSON record for text fields: a value must be a string, number or boolean (or absent / null);
+ * an array or object at the end of a path is a WrongType, never its first element or nothing.
+ */
+export function jsonLookup(record: unknown): Lookup {
+  return (name) => {
+    const v = cachedPath(name).get(record);
+    if (v !== null && typeof v === 'object' && !(v instanceof WrongType)) return new WrongType(name, Array.isArray(v) ? 'an array' : 'an object', 'a string, number or boolean');
+    return v;
+  };
 }

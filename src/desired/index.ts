@@ -8,6 +8,7 @@ import { mergeEntity } from './merge.js';
 import { validateDepartments, validateMembers } from './validate.js';
 
 export * from './fields.js';
+export * from '../shared/field-path.js';
 export * from './mapping.js';
 export * from './normalise.js';
 export * from './merge.js';

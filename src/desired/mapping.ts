@@ -114,7 +114,7 @@ export class SourceCollector {
     const r = readers[field];
     if (!r) return '';
     const t = r.text(lookup);
-    if (typeof t !== 'string') return reject('invalid_value', `${field}: ${t.problem}`);
+    if (typeof t !== 'string') return reject(t.reason ?? 'invalid_value', `${field}: ${t.problem}`);
     return t.trim();
   }
 

@@ -18,6 +18,11 @@ export function sourceUnreadable(source: string, detail: string, cause?: unknown
   return new OrgsyncError('SOURCE_UNREADABLE', `source "${source}": ${detail}`, cause === undefined ? undefined : { cause });
 }
 
+/** A source file that is malformed input (exit 2): the message names the file, line and column. */
+export function sourceInvalid(source: string, detail: string, cause?: unknown): OrgsyncError {
+  return new OrgsyncError('SOURCE_INVALID', `source "${source}": ${detail}`, cause === undefined ? undefined : { cause });
+}
+
 /** Throws the signal's reason when the run was asked to stop. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new OrgsyncError('SOURCE_UNREADABLE', 'reading sources was aborted');

@@ -11,7 +11,7 @@ import iconv from 'iconv-lite';
 import type { CsvSourceConfig } from '../../config/sources.js';
 import type { EntityKind } from '../../domain/entities.js';
 import { SourceCollector, type SourceBatch, type Lookup } from '../../desired/index.js';
-import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
+import { sourceInvalid, sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
 
 const UTF8 = new Set(['utf-8', 'utf8']);
 
@@ -117,9 +117,15 @@ async function readCsvFile(
   } catch (err) {
     if (fieldsError) throw fieldsError;
     throwIfAborted(ctx.signal);
-    const e = err as { code?: string; message?: string };
-    if (e.code === 'CSV_QUOTE_NOT_CLOSED') throw sourceUnreadable(source.name, `${where}: the file ends inside a quoted field (truncated or bad quoting): ${e.message}`, err);
-    if (e.code?.startsWith('CSV_')) throw sourceUnreadable(source.name, `${where}: malformed CSV: ${e.message}`, err);
+    const e = err as { code?: string; message?: string; lines?: number; column?: number | string };
+    if (e.code?.startsWith('CSV_') || e.code === 'INVALID_OPENING_QUOTE') {
+      // csv-parse counts fields from 0; people count columns from 1, and the header names them.
+      const col = typeof e.column === 'number' ? e.column + 1 : undefined;
+      const name = col !== undefined && index ? [...index].find(([, i]) => i === col - 1)?.[0] : undefined;
+      const place = `${file}:${e.lines ?? '?'}${col !== undefined ? `:${col}` : ''} (line ${e.lines ?? '?'}${col !== undefined ? `, column ${col}${name !== undefined && source.header ? ` "${name}"` : ''}` : ''})`;
+      if (e.code === 'CSV_QUOTE_NOT_CLOSED') throw sourceInvalid(source.name, `${entity}: ${place}: the file ends inside a quoted field (truncated or bad quoting): ${e.message}`, err);
+      throw sourceInvalid(source.name, `${entity}: ${place}: malformed CSV: ${e.message}`, err);
+    }
     throw sourceUnreadable(source.name, `${where}: cannot read ${path}: ${e.code ?? e.message ?? String(err)}`, err);
   }
   if (fieldsError) throw fieldsError;

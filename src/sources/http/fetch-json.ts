@@ -1,0 +1,132 @@
+/**
+ * GET one JSON page of an HTTP source: retries (429, 5xx, network) with backoff, redirects followed by hand so the
+ * origin rule holds for them too, the source's auth on its own origin only, and a fresh token after one 401.
+ *
+ * The origin rule: a next link or a redirect may lead only to the origin of the entity's configured `url` or to one
+ * listed in `allowed_origins`; anything else fails the read with an error naming the origin. Credentials
+ * (Authorization, Cookie and headers named like a key, token or secret) are never sent to another origin, listed
+ * or not.
+ */
+import { request } from 'undici';
+import { redactUrl } from '../../shared/redact.js';
+import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
+import type { AuthProvider } from './auth.js';
+
+/** What one HTTP source brings to its requests. */
+export interface HttpSource {
+  name: string;
+  headers: Record<string, string>;
+  timeout_ms: number;
+  max_attempts: number;
+  /** Origins (scheme://host:port) besides the entity's own that links and redirects may lead to. */
+  allowed_origins: string[];
+}
+
+const RETRYABLE = new Set([429, 500, 502, 503, 504]);
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|key|token|secret|auth|password/i;
+
+/** The headers of this source that may go to another origin. */
+export function headersForOtherOrigin(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIAL_HEADER.test(k)));
+}
+
+/** Reads JSON pages of one entity of an HTTP source; `home` is the origin of that entity's configured url. */
+export class HttpPageReader {
+  readonly home: string;
+
+  constructor(
+    private readonly source: HttpSource,
+    private readonly entity: string,
+    url: string,
+    private readonly auth: AuthProvider | undefined,
+    private readonly ctx: SourceReadContext,
+  ) {
+    this.home = new URL(url).origin;
+  }
+
+  /** Throws unless `target` may be read: the entity's own origin or an allowed one. */
+  checkOrigin(target: URL, how: string): void {
+    if (target.origin === this.home || this.source.allowed_origins.includes(target.origin)) return;
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw sourceUnreadable(this.source.name, `${this.entity}: ${how} leads to a ${target.protocol} URL; only http and https are read`);
+    throw sourceUnreadable(
+      this.source.name,
+      `${this.entity}: ${how} leads to origin ${target.origin}, not the source's ${this.home}; refused (list ${target.origin} in allowed_origins to follow it; credentials are never sent there)`,
+    );
+  }
+
+  private async headersFor(url: URL): Promise<Record<string, string>> {
+    if (url.origin !== this.home) return { accept: 'application/json', ...headersForOtherOrigin(this.source.headers) };
+    const h: Record<string, string> = { accept: 'application/json', ...this.source.headers };
+    if (this.auth) h.authorization = await this.auth.authorization();
+    return h;
+  }
+
+  /** GETs `url` and returns the response's text (2xx) after redirects; `where` names the page in messages. */
+  async getText(first: URL): Promise<{ text: string; url: URL }> {
+    const { source, entity, ctx } = this;
+    let url = first;
+    let redirects = 0;
+    let refreshed = false;
+    for (let attempt = 1; ; attempt++) {
+      const where = redactUrl(url);
+      let status: number;
+      let text: string;
+      let retryAfter: string | string[] | undefined;
+      let location: string | string[] | undefined;
+      try {
+        const res = await request(url, {
+          method: 'GET',
+          headers: await this.headersFor(url),
+          headersTimeout: source.timeout_ms,
+          bodyTimeout: source.timeout_ms,
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+        });
+        status = res.statusCode;
+        retryAfter = res.headers['retry-after'];
+        location = res.headers.location;
+        text = await res.body.text();
+      } catch (err) {
+        throwIfAborted(ctx.signal);
+        if ((err as { code?: string }).code === 'SOURCE_UNREADABLE') throw err;
+        if (attempt < source.max_attempts) {
+          await ctx.clock.sleep(backoff(attempt), ctx.signal);
+          continue;
+        }
+        const code = (err as { code?: string }).code;
+        throw sourceUnreadable(source.name, `${entity}: GET ${where} failed: ${code ?? (err as Error).message}`, err);
+      }
+      if (status >= 200 && status < 300) return { text, url };
+      if (REDIRECTS.has(status)) {
+        const loc = Array.isArray(location) ? location[0] : location;
+        if (!loc) throw sourceUnreadable(source.name, `${entity}: GET ${where} answered HTTP ${status} without a Location`);
+        if (++redirects > MAX_REDIRECTS) throw sourceUnreadable(source.name, `${entity}: GET ${redactUrl(first)}: more than ${MAX_REDIRECTS} redirects`);
+        const next = new URL(loc, url);
+        this.checkOrigin(next, `a redirect (HTTP ${status})`);
+        url = next;
+        attempt = 0;
+        continue;
+      }
+      if (status === 401 && this.auth?.refreshable && !refreshed && url.origin === this.home) {
+        // The token may have expired early (revoked, clock skew): one fresh token, then the answer stands.
+        refreshed = true;
+        this.auth.invalidate();
+        ctx.logger.info({ source: source.name, entity }, 'HRIS answered 401: fetching a fresh token');
+        attempt = 0;
+        continue;
+      }
+      if (RETRYABLE.has(status) && attempt < source.max_attempts) {
+        const ra = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+        ctx.logger.warn({ source: source.name, entity, status, attempt }, 'HRIS request will be retried');
+        await ctx.clock.sleep(Number.isFinite(ra) && ra > 0 ? Math.min(ra, 300) * 1000 : backoff(attempt), ctx.signal);
+        continue;
+      }
+      throw sourceUnreadable(source.name, `${entity}: GET ${where} answered HTTP ${status}${status === 401 && refreshed ? ' (also with a fresh token)' : ''}`);
+    }
+  }
+}
+
+function backoff(attempt: number): number {
+  return Math.min(30_000, 500 * 2 ** (attempt - 1));
+}
