@@ -79,14 +79,22 @@ describe('orgsync sources check', () => {
     expect(doc.sources).toEqual([{ name: 'hr', type: 'csv', departments: 3, positions: 2, members: 3, quarantined: 0 }]);
   });
 
-  it('exits 1 with one line when a source cannot be read', async () => {
+  it('exits 2 with one line naming file, line and column when a source file is malformed input', async () => {
     const file = configFile(csv('malformed/truncated-quote.csv'));
+    const r = await cli(['sources', 'check', '--config', file]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(
+      `orgsync: source "hr": members: ${join(FIXTURES, 'malformed/truncated-quote.csv')}:3:2 (line 3, column 2 "first_name"): the file ends inside a quoted field (truncated or bad quoting): Quote Not Closed: the parsing is finished with an opening quote at line 3\n`,
+    );
+  });
+
+  it('exits 1 with one line when a source cannot be read', async () => {
+    const file = configFile(csv('malformed/no-such-file.csv'));
     const r = await cli(['sources', 'check', '--config', file]);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
-    expect(r.err).toBe(
-      `orgsync: source "hr": members: ${join(FIXTURES, 'malformed/truncated-quote.csv')}: the file ends inside a quoted field (truncated or bad quoting): Quote Not Closed: the parsing is finished with an opening quote at line 3\n`,
-    );
+    expect(r.err).toBe(`orgsync: source "hr": members: ${join(FIXTURES, 'malformed/no-such-file.csv')}: cannot read ${join(FIXTURES, 'malformed/no-such-file.csv')}: ENOENT\n`);
   });
 
   it('exits 2 on a config error naming the path', async () => {
