@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 import { importDirectionRule } from './tools/eslint-import-direction.js';
 
 /** For each folder of src/: the other folders it may import from (itself and shared are always allowed). */
-const importDirection = {
+export const importDirection = {
   shared: [],
   domain: [],
   config: ['domain'],
@@ -23,7 +23,7 @@ const importDirection = {
 };
 
 /** The workspace packages (folder -> package name) and the one src/ file that may load them. */
-const packageBoundary = {
+export const packageBoundary = {
   packages: { 'packages/emulator': '@orgsync/emulator' },
   door: 'src/cli/emulator-door.ts',
 };

@@ -1,6 +1,6 @@
 /**
  * The three entities of the platform's organisation, as the platform reports them
- * (spec: tenant-external-api.md, "Resources and their fields").
+ * (the platform's tenant external API specification, "Resources and their fields").
  */
 export type EntityKind = 'departments' | 'positions' | 'members';
 

@@ -1,5 +1,5 @@
 /**
- * The typed client of the platform's organisation API, in layers (ARCHITECTURE.md example 8):
+ * The typed client of the platform's organisation API, in layers (docs/architecture.md, "The platform client"):
  * concurrency bound -> pacing (the credential's token bucket, paused by 429) -> one HTTP attempt over a keep-alive
  * undici Agent with a timeout -> error mapping (./errors.ts) -> zod validation of the body (./schemas.ts),
  * wrapped in the retry policy of ./retry.ts.

@@ -1,6 +1,6 @@
 /**
  * The translation API's fastify app (build separate from listen): the eight endpoints of
- * document-translation-api.md on their own listener, with their own keys and store.
+ * the document-translation API specification on their own listener, with their own keys and store.
  */
 import { timingSafeEqual } from 'node:crypto';
 import multipart from '@fastify/multipart';

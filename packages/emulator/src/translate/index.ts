@@ -1,5 +1,5 @@
 /**
- * The document translation API (document-translation-api.md) on its own listener: own keys, own paths, own store.
+ * The document translation API (the platform's document-translation API specification) on its own listener: own keys, own paths, own store.
  * The emulator CLI calls startTranslateServer and prints `orgsync translate emulator listening on <url>`.
  */
 import type { Clock } from '../core/clock.js';
