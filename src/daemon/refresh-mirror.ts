@@ -1,6 +1,7 @@
 /**
  * Keeps the mirror current: a full walk when there is no watermark, when the last full walk is older than the
  * period, or when asked; otherwise an incremental walk from `watermark - overlap` that upserts changes and tombstones.
+ * Watermarks are platform time (the first page's Date header), never the local clock.
  * The daemon lists pages from the platform client and hands them to the mirror (mirror/ knows nothing of HTTP).
  */
 import { ENTITY_KINDS, type EntityKind } from '../domain/entities.js';
@@ -22,13 +23,32 @@ export const DEFAULT_APPLY_BATCH_RECORDS = 1000;
 
 type EntityRecord = EntityRecords[EntityKind];
 
+/** The watermark of an entity the platform has shown nothing of yet: the next incremental walk reads everything. */
+const EPOCH = new Date(0).toISOString();
+
+/** The later of two RFC 3339 times, either of which may be missing. */
+function latest(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return Date.parse(a) >= Date.parse(b) ? a : b;
+}
+
+/** The newest `updated_at` among records (RFC 3339), or undefined for none. */
+function newestUpdatedAt(items: readonly EntityRecord[]): string | undefined {
+  let newest = -Infinity;
+  for (const item of items) {
+    const ms = Date.parse(String((item as { updated_at?: unknown }).updated_at));
+    if (ms > newest) newest = ms;
+  }
+  return Number.isFinite(newest) ? new Date(newest).toISOString() : undefined;
+}
+
 /** Inputs of refreshMirror. */
 export interface RefreshMirrorOptions {
   client: Pick<OrgPlatformPort, 'listPage'>;
   mirror: Mirror;
   clock: Clock;
   logger: Logger;
-  /** Incremental walks re-read this many seconds before the watermark (covers clock skew and in-flight writes). */
+  /** Incremental walks re-read this many seconds before the watermark (covers the platform's own delay and in-flight writes). */
   overlapSeconds?: number;
   /** A full walk is taken when the last one is older than this. */
   fullWalkEveryMs?: number;
@@ -54,7 +74,7 @@ export interface EntityRefreshResult {
   tombstones: number;
   /** Records removed because a completed full walk did not see them. */
   removed: number;
-  /** The entity's new watermark. */
+  /** The entity's new watermark (platform time). */
   watermark: string;
 }
 
@@ -83,20 +103,26 @@ async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions):
   const startMs = clock.now();
   const period = options.fullWalkEveryMs ?? DEFAULT_FULL_WALK_EVERY_MS;
   const lastFull = state.lastFullWalkAt === undefined ? NaN : Date.parse(state.lastFullWalkAt);
+  // A clock that went back behind the last full walk cannot say when the next is due: take one now.
   const full =
-    options.full === true || state.watermark === undefined || Number.isNaN(lastFull) || startMs - lastFull >= period;
+    options.full === true || state.watermark === undefined || Number.isNaN(lastFull) || startMs - lastFull >= period || startMs < lastFull;
   const overlapMs = (options.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000;
   const updatedSince = full ? undefined : new Date(Date.parse(state.watermark!) - overlapMs).toISOString();
   const limit = options.pageSize ?? FULL_WALK_PAGE_SIZE;
 
-  // The new watermark is the walk's START time, not the newest updated_at seen. A full walk lists by creation order,
-  // so a record changed after the walk passed it was seen in its old state, and its updated_at may be older than
-  // records seen later: only "everything changed since the walk began" is sure to include it. An incremental walk
-  // (ordered by change) is safe from its start time likewise: any change after the start has updated_at >= start
-  // and is re-read next time. The start comes from our clock and updated_at from the platform's; the overlap
-  // absorbs skew between them (and writes in flight), so it must exceed the clock skew.
+  // The new watermark is the platform's own time when it served the walk's FIRST page (its Date header), never
+  // the local clock: a local clock an hour ahead would otherwise put the watermark in the platform's future, and
+  // later incremental walks would miss every change until the next full walk. The first page, not the last: a full
+  // walk lists by creation order, so a record changed after the walk passed it was seen in its old state, and only
+  // "everything changed since the walk began" is sure to include it; an incremental walk (ordered by change) is
+  // safe from its start likewise. The Date header has whole seconds; the newest updated_at of the first page, when
+  // later in that second, is as safe (every later change is newer than it) and re-reads less; it also stands in
+  // when there is no Date header. With neither (an empty first page), the previous watermark stays. The overlap
+  // covers what the platform changed between reading the first page and stamping it (and the Date header's whole
+  // seconds), and writes still in flight.
   const startedAt = new Date(startMs).toISOString();
-  const result: EntityRefreshResult = { entity, mode: full ? 'full' : 'incremental', pages: 0, records: 0, tombstones: 0, removed: 0, watermark: startedAt };
+  let platformTime: string | undefined;
+  const result: EntityRefreshResult = { entity, mode: full ? 'full' : 'incremental', pages: 0, records: 0, tombstones: 0, removed: 0, watermark: state.watermark ?? EPOCH };
   log.debug({ mode: result.mode, updatedSince }, 'mirror walk starting');
 
   // Pages are applied in batches of about `applyBatchRecords` records, one transaction each: with synchronous=FULL
@@ -122,6 +148,7 @@ async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions):
     for (;;) {
       const page = await pending;
       result.pages += 1;
+      if (result.pages === 1) platformTime = latest(page.server_time, newestUpdatedAt(page.items));
       // The walk begins in the state DB only once the first page has arrived: a refused credential leaves the mirror untouched.
       walk ??= mirror.beginWalk(entity, result.mode, startedAt);
       if (page.has_more) {
@@ -138,7 +165,8 @@ async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions):
   } finally {
     flush();
   }
-  const done = mirror.completeWalk(walk!, startedAt, new Date(clock.now()).toISOString());
+  if (platformTime !== undefined) result.watermark = platformTime;
+  const done = mirror.completeWalk(walk!, result.watermark, new Date(clock.now()).toISOString());
   result.removed = done.removed;
   log.info({ mode: result.mode, pages: result.pages, records: result.records, tombstones: result.tombstones, removed: result.removed }, 'mirror refreshed');
   return result;

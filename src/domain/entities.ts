@@ -62,4 +62,9 @@ export interface ListPage<T> {
   items: T[];
   next_cursor: string;
   has_more: boolean;
+  /**
+   * The platform's own time when it answered (its `Date` header, RFC 3339), when it sent one. The mirror's
+   * watermarks are taken from it, never from the local clock.
+   */
+  server_time?: string;
 }

@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { PlatformConfig } from '../config/platform.js';
 import { formatPath } from '../config/zod-errors.js';
 import type { EntityKind, ListPage, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/entities.js';
-import { systemClock, type Clock } from '../shared/clock.js';
+import { monotonicNow, systemClock, type Clock } from '../shared/clock.js';
 import { OrgsyncError } from '../shared/errors.js';
 import { errorFromResponse, isPlatformError, parseRetryAfter, platformError, type PlatformError, type RequestTarget } from './errors.js';
 import { Semaphore, sharedBucket, type TokenBucket } from './pacing.js';
@@ -86,6 +86,8 @@ interface RequestSpec {
   path: string;
   query?: ListParams;
   body?: unknown;
+  /** Add the response's `Date` header to the parsed object as `server_time` (list pages). */
+  serverTime?: boolean;
 }
 
 /** The real platform client. One instance per credential and base URL; close() when done. */
@@ -140,7 +142,7 @@ export class PlatformClient implements OrgPlatformPort {
 
   listPage<K extends EntityKind>(entity: K, params: ListParams, options?: CallOptions): Promise<ListPage<EntityRecords[K]>> {
     const route = ROUTES[entity];
-    return this.call({ method: 'GET', route, path: route, query: params }, listSchemas[entity], options) as Promise<ListPage<EntityRecords[K]>>;
+    return this.call({ method: 'GET', route, path: route, query: params, serverTime: true }, listSchemas[entity], options) as Promise<ListPage<EntityRecords[K]>>;
   }
 
   listDepartments(params: ListParams, options?: CallOptions): Promise<ListPage<PlatformDepartment>> {
@@ -196,7 +198,8 @@ export class PlatformClient implements OrgPlatformPort {
   private async call(spec: RequestSpec, schema: undefined, options?: CallOptions): Promise<undefined>;
   private async call(spec: RequestSpec, schema: z.ZodType | undefined, options?: CallOptions): Promise<unknown> {
     const signal = options?.signal;
-    const started = this.clock.now();
+    // Durations (the retry budget, request times) are monotonic: a stepped wall clock neither ends nor extends them.
+    const started = monotonicNow(this.clock);
     for (let attempt = 1; ; attempt += 1) {
       let failure: PlatformError;
       const release = await this.inflight.acquire();
@@ -211,7 +214,7 @@ export class PlatformClient implements OrgPlatformPort {
       } finally {
         release();
       }
-      const delay = nextDelay(this.policy, failure, attempt, this.clock.now() - started, this.random);
+      const delay = nextDelay(this.policy, failure, attempt, monotonicNow(this.clock) - started, this.random);
       if (failure.status === 429) {
         this.observer.onRateLimited?.();
         // The pause holds every request of this credential (even when this one gives up); a retry then waits for
@@ -259,10 +262,11 @@ export class PlatformClient implements OrgPlatformPort {
     }, this.timeoutMs);
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
-    const t0 = this.clock.now();
+    const t0 = monotonicNow(this.clock);
     let status: number;
     let text: string;
     let retryAfter: string | string[] | undefined;
+    let date: string | string[] | undefined;
     try {
       const res = await this.dispatcher.request({
         origin: this.origin,
@@ -276,6 +280,7 @@ export class PlatformClient implements OrgPlatformPort {
       });
       status = res.statusCode;
       retryAfter = res.headers['retry-after'];
+      date = res.headers.date;
       text = await res.body.text();
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
@@ -284,7 +289,7 @@ export class PlatformClient implements OrgPlatformPort {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
-    this.observer.onResponse?.(spec.method, spec.route, status, (this.clock.now() - t0) / 1000);
+    this.observer.onResponse?.(spec.method, spec.route, status, (monotonicNow(this.clock) - t0) / 1000);
 
     let json: unknown;
     let jsonError: unknown;
@@ -318,6 +323,10 @@ export class PlatformClient implements OrgPlatformPort {
         code: field,
         ...target,
       });
+    }
+    if (spec.serverTime) {
+      const serverTime = Date.parse(Array.isArray(date) ? date[0]! : (date ?? ''));
+      if (Number.isFinite(serverTime)) return { ...(parsed.data as object), server_time: new Date(serverTime).toISOString() };
     }
     return parsed.data;
   }

@@ -3,7 +3,7 @@
  * A 429 pauses the whole bucket (not only the request that got it) until its Retry-After has passed.
  */
 import { createHash } from 'node:crypto';
-import type { Clock } from '../shared/clock.js';
+import { monotonicNow, type Clock } from '../shared/clock.js';
 
 /** Options of a TokenBucket. */
 export interface TokenBucketOptions {
@@ -33,7 +33,15 @@ export class TokenBucket {
     this.burstMs = (Math.max(1, options.burst ?? 1) - 1) * this.intervalMs;
   }
 
-  /** Until when the bucket is paused by a 429 (epoch ms), or -Infinity. */
+  /**
+   * The bucket's time: monotonic, so a wall clock stepped back an hour does not hold every request for that hour
+   * (nor one stepped forward release a burst).
+   */
+  private t(): number {
+    return monotonicNow(this.clock);
+  }
+
+  /** Until when the bucket is paused by a 429 (the clock's monotonic ms; epoch ms on a manual clock), or -Infinity. */
   get pausedUntil(): number {
     return this.pausedUntilMs;
   }
@@ -43,9 +51,9 @@ export class TokenBucket {
    * A pause that starts while a caller waits for its slot makes it wait again behind the pause.
    */
   async acquire(signal?: AbortSignal): Promise<number> {
-    const started = this.clock.now();
+    const started = this.t();
     for (;;) {
-      const now = this.clock.now();
+      const now = this.t();
       if (now < this.pausedUntilMs) {
         await this.clock.sleep(this.pausedUntilMs - now, signal);
         continue;
@@ -56,14 +64,14 @@ export class TokenBucket {
       if (sendAt <= now) return now - started;
       await this.clock.sleep(sendAt - now, signal);
       // Between the reservation and now a 429 may have paused the bucket: then this slot is void, queue again.
-      if (this.clock.now() < this.pausedUntilMs) continue;
-      return this.clock.now() - started;
+      if (this.t() < this.pausedUntilMs) continue;
+      return this.t() - started;
     }
   }
 
   /** Pauses every request of this bucket for `ms` from now (a 429's Retry-After); pauses only ever extend. */
   pause(ms: number): void {
-    const until = this.clock.now() + Math.max(0, ms);
+    const until = this.t() + Math.max(0, ms);
     if (until > this.pausedUntilMs) this.pausedUntilMs = until;
     // After the pause, requests resume at the configured rate rather than as a burst.
     if (this.tat < this.pausedUntilMs) this.tat = this.pausedUntilMs;

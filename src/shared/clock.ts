@@ -1,14 +1,42 @@
-/** Time as a dependency: production uses the system clock, tests inject a manual one. */
+/**
+ * Time as a dependency: production uses the system clock, tests inject a manual one.
+ *
+ * Two readings: `now()` is wall time (dates that are stored, compared across processes or shown: lease expiry,
+ * grace periods, lifecycle dates, run times); `monotonic()` never jumps when the wall clock is stepped (NTP, a
+ * resumed VM, `date -s`) and measures durations inside this process: pacing, retry budgets, request times.
+ * Use `monotonicNow(clock)` and `steadyWallClock(clock)` rather than calling it directly.
+ */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
   /** Resolves after `ms`, or rejects with the signal's reason when aborted. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Milliseconds from an arbitrary origin, never going back or jumping with the wall clock; absent: `now()`. */
+  monotonic?(): number;
+}
+
+/** The clock's monotonic reading (its wall time when it has none). */
+export function monotonicNow(clock: Clock): number {
+  return clock.monotonic ? clock.monotonic() : clock.now();
+}
+
+/**
+ * Wall time that does not jump: the clock's wall time read once, then advanced by its monotonic source. For
+ * times this process writes and later compares itself against, such as the lease's expiry: a wall clock stepped
+ * back an hour would otherwise write an expiry already past (shortening the lease for every other process) and
+ * keep believing its own lease valid an hour too long; stepped forward, the reverse.
+ */
+export function steadyWallClock(clock: Clock): () => number {
+  if (!clock.monotonic) return () => clock.now();
+  const wall0 = clock.now();
+  const mono0 = clock.monotonic();
+  return () => wall0 + (clock.monotonic!() - mono0);
 }
 
 /** The real clock. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
@@ -37,6 +65,11 @@ export class ManualClock implements Clock {
   }
 
   now(): number {
+    return this.current;
+  }
+
+  /** A manual clock never goes back: its wall time is its monotonic time. */
+  monotonic(): number {
     return this.current;
   }
 

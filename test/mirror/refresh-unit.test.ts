@@ -40,14 +40,15 @@ function scripted(pages: (ListPage<PlatformPosition> | Error)[]) {
 }
 
 describe('refreshMirror (scripted port)', () => {
-  it('follows cursors with limit 200, applies in batches, and sets the watermark to the walk start', async () => {
+  it('follows cursors with limit 200, applies in batches, and sets the watermark to the platform time of the first page', async () => {
     const db = openStateDb(':memory:');
     const mirror = new Mirror(db);
-    const clock = new ManualClock(Date.UTC(2026, 5, 1));
+    // The local clock is an hour ahead of the platform: the watermark follows the platform, never this clock.
+    const clock = new ManualClock(Date.UTC(2026, 5, 1, 1));
     const { port, calls } = scripted([
-      { items: [pos('a'), pos('b')], next_cursor: 'c1', has_more: true },
-      { items: [pos('c')], next_cursor: 'c2', has_more: true },
-      { items: [pos('d')], next_cursor: '', has_more: false },
+      { items: [pos('a'), pos('b')], next_cursor: 'c1', has_more: true, server_time: '2026-06-01T00:00:00.000Z' },
+      { items: [pos('c')], next_cursor: 'c2', has_more: true, server_time: '2026-06-01T00:00:01.000Z' },
+      { items: [pos('d')], next_cursor: '', has_more: false, server_time: '2026-06-01T00:00:02.000Z' },
     ]);
     const result = await refreshMirror({ client: port, mirror, clock, logger: silentLogger, entities: ['positions'], applyBatchRecords: 2 });
     expect(calls.map((c) => c.params)).toEqual([{ limit: 200 }, { limit: 200, cursor: 'c1' }, { limit: 200, cursor: 'c2' }]);
@@ -62,6 +63,38 @@ describe('refreshMirror (scripted port)', () => {
       ['departments', { limit: 200 }], // never walked: a full walk
       ['members', { limit: 200 }],
     ]);
+    // That empty page had no Date header and no record: the platform showed no time, so the watermark stays.
+    expect(mirror.state('positions').watermark).toBe('2026-06-01T00:00:00.000Z');
+    db.close();
+  });
+
+  it('without a Date header the newest updated_at of the first page is the watermark; with nothing shown, the epoch', async () => {
+    const db = openStateDb(':memory:');
+    const mirror = new Mirror(db);
+    const clock = new ManualClock(Date.UTC(2026, 5, 1));
+    const { port } = scripted([
+      { items: [{ ...pos('a'), updated_at: '2026-03-01T10:00:00.000Z' }, { ...pos('b'), updated_at: '2026-04-02T11:00:00.500Z' }], next_cursor: 'c1', has_more: true },
+      { items: [{ ...pos('c'), updated_at: '2026-05-30T00:00:00.000Z' }], next_cursor: '', has_more: false },
+    ]);
+    const result = await refreshMirror({ client: port, mirror, clock, logger: silentLogger, entities: ['positions'] });
+    expect(result.entities[0]!.watermark).toBe('2026-04-02T11:00:00.500Z');
+    const empty = scripted([{ items: [], next_cursor: '', has_more: false }]);
+    const none = await refreshMirror({ client: empty.port, mirror, clock, logger: silentLogger, entities: ['departments'] });
+    expect(none.entities[0]!.watermark).toBe('1970-01-01T00:00:00.000Z');
+    db.close();
+  });
+
+  it('a local clock that went back behind the last full walk takes a full walk (the due time is unknown)', async () => {
+    const db = openStateDb(':memory:');
+    const mirror = new Mirror(db);
+    const page = { items: [pos('a')], next_cursor: '', has_more: false, server_time: '2026-06-01T00:00:00.000Z' };
+    await refreshMirror({ client: scripted([page]).port, mirror, clock: new ManualClock(Date.UTC(2026, 5, 1, 1)), logger: silentLogger, entities: ['positions'] });
+    const same = scripted([page]);
+    await refreshMirror({ client: same.port, mirror, clock: new ManualClock(Date.UTC(2026, 5, 1, 1, 5)), logger: silentLogger, entities: ['positions'] });
+    expect(same.calls[0]!.params.updated_since).toBeDefined();
+    const back = scripted([page]);
+    await refreshMirror({ client: back.port, mirror, clock: new ManualClock(Date.UTC(2026, 5, 1, 0, 30)), logger: silentLogger, entities: ['positions'] });
+    expect(back.calls[0]!.params).toEqual({ limit: 200 });
     db.close();
   });
 

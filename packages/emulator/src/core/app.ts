@@ -174,6 +174,9 @@ async function assemble(opts: BuildEmulatorOptions, seed: Seed, db: Database.Dat
   const faults = new FaultsAndCounts(ctx);
   app.addHook('onSend', async (req, reply) => {
     void reply.header('x-request-id', String(req.id));
+    // The platform's own clock, as the `Date` header (the sync takes its mirror watermarks from it): the
+    // emulator's clock, not the host's, so a test moving either clock sees what a real skew would do.
+    void reply.header('date', new Date(ctx.clock.now()).toUTCString());
   });
   app.addHook('onResponse', async (req, reply) => {
     faults.count(req, reply);
