@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The markdown files a reader meets: the README, docs/ (recursively) and the chart's README. */
+/** The markdown files a reader meets: the README, docs/ (recursively), the chart's and the emulator package's READMEs. */
 export function markdownFiles(): string[] {
-  const out = [join(ROOT, 'README.md'), join(ROOT, 'helm/orgsync/README.md'), join(ROOT, 'bench/README.md')].filter((f) => existsSync(f));
+  const out = [join(ROOT, 'README.md'), join(ROOT, 'helm/orgsync/README.md'), join(ROOT, 'bench/README.md'), join(ROOT, 'packages/emulator/README.md')].filter((f) => existsSync(f));
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir)) {
       const p = join(dir, name);

@@ -91,9 +91,9 @@ describe('PDF in and out', () => {
   });
 });
 
-describe('docs/emulator.md documents the error table', () => {
+describe('the package README documents the error table', () => {
   it('every code with its status, as the code has it', () => {
-    const readme = readFileSync(new URL('../../../../docs/emulator.md', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('## Document translation API'));
     for (const [code, status] of Object.entries(TRANSLATE_ERROR_STATUS)) expect(section).toContain(`\`${code}\` ${status}`);
   });
