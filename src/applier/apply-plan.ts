@@ -19,7 +19,7 @@ import type { Change, ChangeOp, EntityKind, PlanValue, PlatformDepartment, Platf
 import { CHANGE_OPS, isPlanRef } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
-import { isPlatformError, type PlatformError } from '../platform/errors.js';
+import { describePlatformError, isPlatformError, type PlatformError } from '../platform/errors.js';
 import type { OrgPlatformPort } from '../platform/port.js';
 import { MANAGED_BY_KEY, normEmail, normPhone, normText, pendingContact } from '../planner/index.js';
 import type { Clock } from '../shared/clock.js';
@@ -31,6 +31,13 @@ import { ApplyStop, isWriteRefused, type StopReason, type WriteGate } from './st
 import { WriteBatcher } from './write-batcher.js';
 
 export { ApplyStop, WriteRefused, isWriteRefused, type StopReason, type WriteGate } from './stop.js';
+
+/** Stop reason: a write was answered 403 scope_denied (the credential lacks a scope; no further write can succeed). */
+export const SCOPE_DENIED = 'scope_denied';
+/** Stop reason: a write was answered 401 (the platform rejects the credential). */
+export const CREDENTIAL_REFUSED = 'credential_refused';
+/** Stop reasons that will not go away by themselves: the run fails and /readyz reports not ready until a run succeeds. */
+export const CREDENTIAL_STOPS: ReadonlySet<string> = new Set([SCOPE_DENIED, CREDENTIAL_REFUSED]);
 
 /** How one change ended. */
 export type ChangeStatus =
@@ -184,7 +191,12 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   const applied = emptyCounts();
   const byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
   const ordered: ChangeResult[] = [];
-  const notStartedWhy = options.signal?.aborted === true ? 'not started: the run was asked to stop' : `not started: ${options.maxFailures ?? 100} changes failed (sync.max_failures)`;
+  const notStartedWhy =
+    stop.reason && stop.reason.kind !== 'shutdown'
+      ? `not started: ${stop.reason.message}`
+      : options.signal?.aborted === true
+        ? 'not started: the run was asked to stop'
+        : `not started: ${options.maxFailures ?? 100} changes failed (sync.max_failures)`;
   for (const c of changes) {
     let r = results.get(c.id);
     if (!r) {
@@ -396,6 +408,13 @@ const realStep: Step = async (c, ctx) => {
 
 async function onPlatformError(c: Change, err: PlatformError, body: Record<string, unknown>, ctx: StepContext): Promise<ChangeResult> {
   const { deps } = ctx;
+  // The platform refuses the credential itself (401, or 403 scope_denied): every other write would be refused the
+  // same way, so the apply stops starting writes (issue 15) and the run fails, naming the missing scope.
+  if (err.kind === 'unauthorized' || err.kind === 'scope_denied') {
+    const message = describePlatformError(err);
+    ctx.stop.stop({ kind: err.kind === 'unauthorized' ? CREDENTIAL_REFUSED : SCOPE_DENIED, message });
+    return { change: c, status: 'failed', message };
+  }
   if (err.kind === 'conflict' && c.op === 'create') return onCreateConflict(c, err, body, ctx);
   if (err.kind === 'conflict' && (err.code === 'department_has_children' || err.code === 'department_has_members')) {
     return { change: c, status: 'deferred', message: `${err.code}: the department is not empty yet` };

@@ -11,6 +11,7 @@ import { startOpsServer, type OpsServer, type Readiness } from '../observability
 import type { RunObserver, RunSummary } from './run-once.js';
 import type { Scheduler } from './schedule.js';
 import { LEASE_LOST } from './fencing.js';
+import { CREDENTIAL_STOPS } from '../applier/index.js';
 
 /** What a run is given. */
 export interface RunContext {
@@ -273,7 +274,13 @@ export function compactSummary(summary: RunSummary): Record<string, unknown> {
 
 /** The daemon's view of a finished runOnce. */
 export function runOutcomeOf(summary: RunSummary): RunOutcome {
-  return { result: runResultOf(summary), exitCode: summary.exitCode, summary: compactSummary(summary), ...(summary.error ? { error: summary.error } : {}) };
+  return {
+    result: runResultOf(summary),
+    exitCode: summary.exitCode,
+    summary: compactSummary(summary),
+    ...(summary.error ? { error: summary.error } : {}),
+    ...(summary.stop && CREDENTIAL_STOPS.has(summary.stop.kind) ? { persistent: true } : {}),
+  };
 }
 
 /** runOnce's observer that feeds the plan, operation, guard, source and quarantine metrics. */

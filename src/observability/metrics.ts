@@ -133,7 +133,7 @@ export class OrgsyncMetrics {
       collect: () => this.collectMirrorRecords(),
     });
     this.deleteThresholdExceededTotal = new Counter({ name: `${p}delete_threshold_exceeded_total`, help: 'Runs refused because the plan\'s removals exceeded the delete threshold.', registers });
-    this.applyStopsTotal = new Counter({ name: `${p}apply_stops_total`, help: 'Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable).', labelNames: ['reason'], registers });
+    this.applyStopsTotal = new Counter({ name: `${p}apply_stops_total`, help: 'Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, scope_denied, credential_refused).', labelNames: ['reason'], registers });
     this.leaseLostTotal = new Counter({ name: `${p}lease_lost_total`, help: 'Runs that stopped writing because this process no longer held the state DB lease (fencing).', registers });
     if (options.defaultMetrics !== false) {
       collectDefaultMetrics({ register: this.registry, prefix: p });

@@ -116,6 +116,27 @@ describe('daemon loop', () => {
     expect(await h.exit).toBe(0);
   });
 
+  it('/readyz is not ready at once after a run the platform refused the credential of, until a later run succeeds (issue 15)', async () => {
+    const h = harness();
+    (await h.started(1)).finish({ result: 'failed', exitCode: 1, error: 'the platform credential lacks the scope tenant.org.write (scope_denied): stopped after 0 writes', persistent: true });
+    await h.settle();
+    const r = await h.get('/readyz');
+    expect(r.status).toBe(503);
+    expect(r.body).toEqual({ status: 'not ready', checks: { config: 'ok', state_db: 'ok', last_run: 'failed: the platform credential lacks the scope tenant.org.write (scope_denied): stopped after 0 writes (not ready until a run succeeds)' } });
+    // Still not ready after another such run, and with time passing.
+    h.scheduler.tick();
+    (await h.started(2)).finish({ result: 'failed', exitCode: 1, error: 'the platform credential lacks the scope tenant.org.write (scope_denied): stopped after 0 writes', persistent: true });
+    await h.settle();
+    await h.clock.advance(5 * 60_000);
+    expect((await h.get('/readyz')).status).toBe(503);
+    h.scheduler.tick();
+    (await h.started(3)).finish({ result: 'success', exitCode: 0 });
+    await h.settle();
+    expect((await h.get('/readyz')).status).toBe(200);
+    h.shutdown.abort();
+    expect(await h.exit).toBe(0);
+  });
+
   it('on SIGTERM stops scheduling, lets the run in flight finish and records it, then exits 0', async () => {
     const h = harness();
     const run = await h.started(1);

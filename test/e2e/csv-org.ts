@@ -19,7 +19,7 @@ export function writeCsvOrg(dir: string, desired: DesiredState, titles: Record<s
 }
 
 /** A config file for the CSV org in `dir`; returns its path. */
-export function writeCsvConfig(dir: string, opts: { baseUrl: string; apiKey: string; sync?: string; extra?: string }): string {
+export function writeCsvConfig(dir: string, opts: { baseUrl: string; apiKey: string; sync?: string; extra?: string; platformExtra?: string }): string {
   const file = join(dir, 'orgsync.yaml');
   writeFileSync(
     file,
@@ -27,7 +27,7 @@ export function writeCsvConfig(dir: string, opts: { baseUrl: string; apiKey: str
   base_url: ${opts.baseUrl}
   api_key: ${opts.apiKey}
   requests_per_second: 2000
-state:
+${opts.platformExtra ?? ''}state:
   path: ./state.db
 sync:
   ${opts.sync ?? 'id: hr-sync\n  delete_threshold: { max_count: 500, max_percent: 100 }'}
