@@ -91,10 +91,12 @@ describe('a read-only key', () => {
       expect((ready.body as { checks: Record<string, string> }).checks.last_run).toMatch(/^failed: the platform credential lacks the scope tenant\.org\.write .*\(not ready until a run succeeds\)$/);
 
       const metrics = await (await fetch(`${url}/metrics`)).text();
-      const sample = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
-      expect(metrics).toContain('orgsync_runs_total{result="failed"} 1');
-      expect(metrics).toContain('orgsync_runs_total{result="partial"} 0');
-      expect(metrics).toContain('orgsync_apply_stops_total{reason="scope_denied"} 1');
+      // Every series carries sync_id="hr-sync" besides its own labels.
+      const sample = (name: string, label = ''): number => Number(new RegExp(`^${name}\\{[^}]*${label}[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
+      expect(sample('orgsync_runs_total', 'result="failed"')).toBe(1);
+      expect(sample('orgsync_runs_total', 'result="partial"')).toBe(0);
+      expect(sample('orgsync_runs_total', 'result="success"')).toBe(0);
+      expect(sample('orgsync_apply_stops_total', 'reason="scope_denied"')).toBe(1);
       const lastRun = sample('orgsync_last_run_timestamp_seconds');
       const lastSuccess = sample('orgsync_last_success_timestamp_seconds');
       expect(lastSuccess).toBeGreaterThan(0);
