@@ -74,6 +74,10 @@ const common = {
     .regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 region such as US or DE')
     .optional()
     .describe('Default region for phone numbers written without a country code (ISO 3166-1 alpha-2, e.g. US). Without it such numbers are invalid.'),
+  phone_policy: z
+    .enum(['drop', 'quarantine'])
+    .default('drop')
+    .describe('A member whose phone is invalid (no mapped phone field gives a valid number): drop the phone and keep the member (warning invalid_phone_dropped; a member then left with neither e-mail nor phone is quarantined as no_contact), or quarantine the member (invalid_phone).'),
   authoritative_fields: z
     .array(z.string().regex(/^(departments|positions|members)\.[a-z_]+$/, 'write entity.field, e.g. members.title'))
     .default([])

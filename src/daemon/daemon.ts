@@ -321,6 +321,15 @@ export function metricsRunObserver(metrics: OrgsyncMetrics): RunObserver {
           return { labels: { entity, reason }, value };
         }),
       );
+      const dropped = new Map<string, number>();
+      for (const w of desired.warnings ?? []) dropped.set(`${w.source}\u0000${w.code}`, (dropped.get(`${w.source}\u0000${w.code}`) ?? 0) + 1);
+      OrgsyncMetrics.replace(
+        metrics.sourceWarnings,
+        [...dropped].map(([key, value]) => {
+          const [source, code] = key.split('\u0000') as [string, string];
+          return { labels: { source, code }, value };
+        }),
+      );
       // Removals a policy (upsert-only, create-only) or a grace period held back.
       for (const w of plan.withheld) if (w.change.op === 'remove') metrics.removalsBlockedTotal.inc({ guard: w.why.split(':')[0] ?? w.why });
     },

@@ -2,7 +2,7 @@
  * desired/: pure mapping, normalisation, merge and validation. `buildDesiredState` turns the batches of every
  * source (in config order) into the one DesiredState of a run.
  */
-import type { DesiredDepartment, DesiredMember, DesiredPosition, DesiredState, QuarantineEntry } from '../domain/desired.js';
+import type { DesiredDepartment, DesiredMember, DesiredPosition, DesiredState, QuarantineEntry, SourceWarning } from '../domain/desired.js';
 import type { SourceBatch, SourceMember } from './mapping.js';
 import { mergeEntity } from './merge.js';
 import { validateDepartments, validateMembers } from './validate.js';
@@ -50,5 +50,22 @@ export function buildDesiredState(batches: SourceBatch[]): DesiredState {
     { valid: new Set(departments.map((d) => d.source_id)), quarantined: quarantinedDepartments, checked: provided.departments },
     quarantine,
   );
-  return { departments, positions: pos.records, members: validMembers, quarantine, provided };
+  return { departments, positions: pos.records, members: validMembers, quarantine, warnings: settleWarnings(batches, validMembers, quarantine), provided };
+}
+
+/**
+ * The warnings of the run: only of members that are synced. A member whose phone was dropped and who has no e-mail
+ * either is quarantined as `no_contact`; its entry then names the dropped phone instead of a warning.
+ */
+function settleWarnings(batches: SourceBatch[], members: DesiredMember[], quarantine: QuarantineEntry[]): SourceWarning[] {
+  const all = batches.flatMap((b) => b.warnings);
+  if (all.length === 0) return all;
+  const dropped = new Map<string, SourceWarning[]>();
+  for (const w of all) if (w.code === 'invalid_phone_dropped') dropped.set(w.source_id, [...(dropped.get(w.source_id) ?? []), w]);
+  for (const q of quarantine) {
+    const ws = q.entity === 'members' && q.reason === 'no_contact' && q.source_id !== undefined ? dropped.get(q.source_id) : undefined;
+    if (ws) q.message = `member has neither e-mail nor a valid phone (the platform needs one): ${ws.map((w) => w.problem).join('; ')}`;
+  }
+  const synced = new Set(members.map((m) => m.source_id));
+  return all.filter((w) => synced.has(w.source_id));
 }

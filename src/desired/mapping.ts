@@ -4,7 +4,7 @@
  * Pure: connectors feed it lookups and locations; it does no I/O.
  */
 import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig } from './types.js';
-import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry } from '../domain/desired.js';
+import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, SourceWarning } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
 import { compileField, type FieldReader, type Lookup } from './fields.js';
 import { checkText, mapStatus, MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH, normaliseEmail, normalisePhone, parseSortOrder, type Problem } from './normalise.js';
@@ -19,6 +19,8 @@ export interface SourceBatch {
   positions: DesiredPosition[];
   members: SourceMember[];
   quarantine: QuarantineEntry[];
+  /** Values dropped from records that were kept (an invalid phone under phone_policy: drop). */
+  warnings: SourceWarning[];
   /** Which entities this source provides. */
   provided: Record<EntityKind, boolean>;
   /** entity.field names this source is authoritative for. */
@@ -29,6 +31,8 @@ export interface SourceBatch {
 export interface SourceMappingOptions {
   source: string;
   phoneRegion?: string | undefined;
+  /** An invalid phone: dropped with a warning (default), or the member quarantined. */
+  phonePolicy?: 'drop' | 'quarantine' | undefined;
   authoritativeFields?: string[];
   departments?: { fields: Partial<DepartmentFieldsConfig> } | undefined;
   positions?: { fields: PositionFieldsConfig } | undefined;
@@ -74,6 +78,9 @@ export class SourceCollector {
   private readonly members: SourceMember[] = [];
   private readonly derived = new Map<string, DesiredDepartment>();
   private readonly quarantine: QuarantineEntry[] = [];
+  private readonly warnings: SourceWarning[] = [];
+  /** One reader per alternative of the phone field: the first VALID value wins, not the first non-empty one. */
+  private readonly phoneReaders: FieldReader[];
   private readonly provided: Record<EntityKind, boolean> = { departments: false, positions: false, members: false };
   private readonly statusMap: Record<string, DesiredMemberStatus> | undefined;
   private readonly separator: string;
@@ -83,6 +90,8 @@ export class SourceCollector {
     this.dept = compileAll(opts.departments?.fields);
     this.pos = compileAll(opts.positions?.fields);
     this.mem = compileAll(opts.members?.fields);
+    const phoneSpec = opts.members?.fields.phone;
+    this.phoneReaders = phoneSpec === undefined ? [] : (Array.isArray(phoneSpec) ? phoneSpec : [phoneSpec]).map((f) => compileField(f));
     this.statusMap = opts.members?.status_map;
     this.separator = opts.members?.path_separator ?? '/';
     if (opts.departments) this.provided.departments = true;
@@ -195,6 +204,7 @@ export class SourceCollector {
   /** Maps one raw member. */
   addMember(lookup: Lookup, location: string, overrides: RecordOverrides = NO_OVERRIDES): void {
     const m = this.mem;
+    let droppedPhone: Problem | undefined;
     try {
       // Departments derived from a path come first: a member quarantined for another reason still proves its department exists.
       let department = overrides.department_source_id ?? '';
@@ -208,11 +218,12 @@ export class SourceCollector {
         if ('reason' in r) throw new Reject(r);
         rec.email = r.value;
       }
-      const phoneRaw = this.optional(m, 'phone', lookup);
-      if (phoneRaw !== '') {
-        const r = normalisePhone(phoneRaw, this.opts.phoneRegion);
-        if ('reason' in r) throw new Reject(r);
-        rec.phone = r.value;
+      const phone = this.phone(lookup);
+      if (typeof phone === 'string') rec.phone = phone;
+      else if (phone !== undefined) {
+        if (this.opts.phonePolicy === 'quarantine') throw new Reject(phone);
+        // Noted now, kept only if the record is: a member quarantined for another reason has nothing dropped.
+        droppedPhone = phone;
       }
       const title = this.optional(m, 'title', lookup);
       if (title !== '') rec.title = this.shared(title);
@@ -228,9 +239,38 @@ export class SourceCollector {
       if (overrides.disabled && rec.status !== 'left') rec.status = 'suspended';
       else if (overrides.disabled === false && rec.status === undefined) rec.status = 'active';
       this.members.push(rec);
+      if (droppedPhone) {
+        this.warnings.push({ source: this.opts.source, entity: 'members', source_id: rec.source_id, location, code: 'invalid_phone_dropped', message: `${droppedPhone.message}: phone dropped, the member is kept without it (phone_policy: drop)`, problem: droppedPhone.message });
+      }
     } catch (err) {
       this.rejected(err, 'members', location, lookup, m);
     }
+  }
+
+  /**
+   * The member's phone: the first alternative of the phone field whose value is a valid number (E.164), undefined
+   * when none gives a value, or the problem of the first invalid value when values were given but none is valid.
+   */
+  private phone(lookup: Lookup): string | Problem | undefined {
+    let invalid: Problem | undefined;
+    for (const reader of this.phoneReaders) {
+      const t = reader.text(lookup);
+      if (typeof t !== 'string') {
+        invalid ??= { reason: 'invalid_value', message: `phone: ${t.problem}` };
+        continue;
+      }
+      const raw = t.trim();
+      if (raw === '') continue;
+      const p = checkText('phone', raw, MAX_NAME_LENGTH);
+      if (p) {
+        invalid ??= p;
+        continue;
+      }
+      const r = normalisePhone(raw, this.opts.phoneRegion);
+      if ('reason' in r) invalid ??= r;
+      else return r.value;
+    }
+    return invalid;
   }
 
   /**
@@ -270,9 +310,18 @@ export class SourceCollector {
       positions: this.dropDuplicates('positions', this.positions),
       members: this.dropDuplicates('members', this.members),
       quarantine: this.quarantine,
+      warnings: this.dropWarningsOfQuarantined(),
       provided: this.provided,
       authoritative: this.opts.authoritativeFields ?? [],
     };
+  }
+
+  /** Warnings of members that did not survive the source's own checks (duplicate ids) are moot. */
+  private dropWarningsOfQuarantined(): SourceWarning[] {
+    if (this.warnings.length === 0) return this.warnings;
+    const kept = new Set(this.members.map((m) => m.source_id));
+    const dup = new Set(this.quarantine.filter((q) => q.entity === 'members' && q.reason === 'duplicate_id').map((q) => q.source_id));
+    return this.warnings.filter((w) => kept.has(w.source_id) && !dup.has(w.source_id));
   }
 
   private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[]): T[] {

@@ -60,12 +60,32 @@ export interface QuarantineEntry {
   message: string;
 }
 
+/**
+ * A value a source gave that orgsync dropped while keeping the record (issue 15: an invalid phone beside a valid
+ * e-mail, under `phone_policy: drop`). Reported by `sources check`, counted in plan and run summaries.
+ */
+export interface SourceWarning {
+  source: string;
+  entity: EntityKind;
+  source_id: string;
+  /** file:line, DN or JSON path. */
+  location: string;
+  /** A short stable code, e.g. `invalid_phone_dropped`. */
+  code: string;
+  /** The human sentence. */
+  message: string;
+  /** What was wrong with the dropped value, e.g. `invalid phone "12345"`. */
+  problem: string;
+}
+
 /** The merged, validated desired state of one run. */
 export interface DesiredState {
   departments: DesiredDepartment[];
   positions: DesiredPosition[];
   members: DesiredMember[];
   quarantine: QuarantineEntry[];
+  /** Values dropped from records that were kept (absent: none). */
+  warnings?: SourceWarning[];
   /** Per entity: true when at least one configured source provides that entity (an unprovided entity is never diffed for removals). */
   provided: Record<EntityKind, boolean>;
 }

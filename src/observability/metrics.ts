@@ -65,6 +65,7 @@ export class OrgsyncMetrics {
   readonly sourceRecords: Gauge<'source' | 'entity'>;
   readonly quarantinedRecords: Gauge<'source' | 'reason'>;
   readonly blockedRecords: Gauge<'entity' | 'reason'>;
+  readonly sourceWarnings: Gauge<'source' | 'code'>;
   readonly mirrorRecords: Gauge<'entity' | 'status'>;
   readonly deleteThresholdExceededTotal: Counter;
   /** Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, ...). */
@@ -125,6 +126,7 @@ export class OrgsyncMetrics {
       labelNames: ['entity', 'reason'],
       registers,
     });
+    this.sourceWarnings = new Gauge({ name: `${p}source_warnings`, help: 'Values dropped from records the last run kept, per source and code (invalid_phone_dropped).', labelNames: ['source', 'code'], registers });
     this.mirrorRecords = new Gauge({
       name: `${p}mirror_records`,
       help: 'Records in the mirror by entity and status.',

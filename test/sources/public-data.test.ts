@@ -54,11 +54,22 @@ describe('Oracle HR CSV', () => {
     expect(s.members.filter((m) => m.department_source_id === undefined).map((m) => m.display_name)).toEqual(['Kimberely Grant']);
   });
 
-  it('employees.csv with its phone numbers: 40 numbers are not valid NANP numbers', async () => {
+  it('employees.csv with its phone numbers: 40 numbers are not valid NANP numbers; their phones are dropped, the members kept (phone_policy: drop)', async () => {
     const s = await read([oracle('employees.csv', { phone: 'phone_number' })]);
+    expect(summary(s)).toEqual({ departments: 27, positions: 19, members: 107, reasons: {} });
+    expect(s.warnings).toHaveLength(40);
+    expect(s.warnings!.every((w) => w.code === 'invalid_phone_dropped')).toBe(true);
+    expect(s.warnings![0]).toMatchObject({ source_id: '103', location: `${join(HR, 'employees.csv')}:5`, message: 'invalid phone "1.590.555.0103": phone dropped, the member is kept without it (phone_policy: drop)' });
+    expect(s.members.find((m) => m.source_id === '103')).toMatchObject({ display_name: 'Alexander James', email: 'ajames@example.com' });
+    expect(s.members.find((m) => m.source_id === '103')!.phone).toBeUndefined();
+    expect(s.members.find((m) => m.source_id === '100')!.phone).toBe('+15155550100');
+  });
+
+  it('employees.csv with phone_policy: quarantine: the 40 members are quarantined whole (the old behaviour)', async () => {
+    const s = await read([{ ...oracle('employees.csv', { phone: 'phone_number' }), phone_policy: 'quarantine' }]);
     expect(summary(s)).toEqual({ departments: 27, positions: 19, members: 67, reasons: { 'members:invalid_phone': 40 } });
     expect(s.quarantine[0]).toMatchObject({ source_id: '103', location: `${join(HR, 'employees.csv')}:5`, message: 'invalid phone "1.590.555.0103"' });
-    expect(s.members.find((m) => m.source_id === '100')!.phone).toBe('+15155550100');
+    expect(s.warnings).toEqual([]);
   });
 
   it('test_db departments', async () => {
@@ -110,15 +121,26 @@ describe('HRIS payloads through the example configs', () => {
     return readDesiredState(cfg, { env: {}, logger: silentLogger, clock: instantClock });
   }
 
-  it('BambooHR: 103 employees; the recorded phones are "[REDACTED]", so all but one are quarantined', async () => {
+  it('BambooHR: 103 employees; the recorded phones are "[REDACTED]": dropped, so the shared redacted e-mail decides', async () => {
     seen.length = 0;
     const s = await example('hris-bamboohr.yaml', { 'https://api.bamboohr.com/api/gateway.php/acme/v1/employees/directory': '/bamboohr/directory' }, { BAMBOOHR_BASIC_AUTH: 'a2V5Ong=' });
+    // The same as without a phone mapping (next test): every phone is invalid and dropped (phone_policy: drop).
+    expect(summary(s)).toEqual({ departments: 8, positions: 0, members: 17, reasons: { 'members:duplicate_email': 85, 'members:no_contact': 1 } });
+    expect(s.members.every((m) => m.phone === undefined && m.status === 'left')).toBe(true);
+    expect(s.warnings!.length).toBe(s.members.length);
+    expect(s.warnings![0]).toMatchObject({ source: 'bamboohr', entity: 'members', code: 'invalid_phone_dropped', message: 'invalid phone "[REDACTED]": phone dropped, the member is kept without it (phone_policy: drop)' });
+    expect(s.departments.map((d) => d.name).sort()).toEqual(['Customer Success', 'Finance', 'Human Resources', 'IT', 'Marketing', 'Operations', 'Product', 'Sales']);
+    expect(seen).toEqual([{ url: '/bamboohr/directory', auth: 'Basic a2V5Ong=' }]);
+  });
+
+  it('BambooHR with phone_policy: quarantine: the members with a "[REDACTED]" phone are quarantined whole', async () => {
+    const s = await example('hris-bamboohr.yaml', { 'https://api.bamboohr.com/api/gateway.php/acme/v1/employees/directory': '/bamboohr/directory' }, { BAMBOOHR_BASIC_AUTH: 'a2V5Ong=' }, (t) =>
+      t.replace(/^(\s+)type: hris-json$/m, '$1type: hris-json\n$1phone_policy: quarantine'),
+    );
     expect(summary(s)).toEqual({ departments: 8, positions: 0, members: 1, reasons: { 'members:invalid_phone': 101, 'members:no_contact': 1 } });
     // The one without phones keeps its (redacted) e-mail: no other live member with it made it past its own checks.
     expect(s.members.map((m) => [m.email, m.phone])).toEqual([['redacted@email.com', undefined]]);
     expect(s.quarantine[0]).toMatchObject({ source: 'bamboohr', entity: 'members', source_id: '4', reason: 'invalid_phone', message: 'invalid phone "[REDACTED]"', location: `${base}/bamboohr/directory#$.employees[0]` });
-    expect(s.departments.map((d) => d.name).sort()).toEqual(['Customer Success', 'Finance', 'Human Resources', 'IT', 'Marketing', 'Operations', 'Product', 'Sales']);
-    expect(seen).toEqual([{ url: '/bamboohr/directory', auth: 'Basic a2V5Ong=' }]);
   });
 
   it('BambooHR without the phone mapping: the shared redacted e-mail quarantines the rest', async () => {
@@ -164,13 +186,22 @@ describe.skipIf(!run)('OpenLDAP directory (a subset of its9282: 84 of its 999 pe
 
   it('reads 11 OUs and 84 people with the openldap profile', async () => {
     const s = await read([{ name: 'example', type: 'ldap', url: slapd.url, bind_dn: slapd.rootDn, bind_password: slapd.rootPassword, base_dn: 'dc=example,dc=com', phone_region: 'US' }]);
-    // 20 telephoneNumbers are not valid NANP numbers (exchanges starting with 1, two-digit area codes) and four
-    // mail values contain spaces ("Zsa zsa_Arnone@example.com"): those records are quarantined, the rest proceeds.
-    expect(summary(s)).toEqual({ departments: 11, positions: 0, members: 60, reasons: { 'members:invalid_phone': 20, 'members:invalid_email': 4 } });
+    // 20 telephoneNumbers are not valid NANP numbers (exchanges starting with 1, two-digit area codes): those members
+    // are kept, with their mobile when it is valid. Four mail values contain spaces
+    // ("Zsa zsa_Arnone@example.com"): those records are quarantined, the rest proceeds.
+    expect(summary(s)).toEqual({ departments: 11, positions: 0, members: 80, reasons: { 'members:invalid_email': 4 } });
+    // Of the 20 members whose telephoneNumber is invalid, 13 have a valid mobile (phone: [telephoneNumber, mobile]
+    // takes the first VALID value); the other 7 have their phone dropped and are kept by their mail.
+    expect(s.warnings!.map((w) => w.source_id)).toEqual(['Grant_Dransfield', 'Dimitri_Overby', 'Nike_Dorn', 'Marjan_Lukassen', 'Keven_Rychlicki', 'Donall_Rantala', 'Desire_Shames']);
+    expect(s.members.filter((m) => m.phone === undefined)).toHaveLength(7);
     const perDepartment = Object.fromEntries(s.departments.map((d) => [d.name, s.members.filter((m) => m.department_source_id === d.source_id).length]));
-    expect(perDepartment).toEqual({ Accounting: 5, 'Product Development': 8, 'Product Testing': 5, 'Human Resources': 8, Payroll: 6, Janitorial: 5, Management: 2, Administrative: 10, Peons: 5, Planning: 6, KerberosPrincipals: 0 });
+    expect(perDepartment).toEqual({ Accounting: 5, 'Product Development': 10, 'Product Testing': 9, 'Human Resources': 10, Payroll: 7, Janitorial: 9, Management: 2, Administrative: 11, Peons: 8, Planning: 9, KerberosPrincipals: 0 });
     expect(s.departments.every((d) => d.parent_source_id === undefined)).toBe(true);
-    expect(s.quarantine.find((q) => q.source_id === 'Katha_Petree')).toMatchObject({ reason: 'invalid_phone', location: 'cn=Katha Petree,ou=Peons,dc=example,dc=com', message: 'invalid phone "+1 408 136-9364"' });
+    expect(s.warnings!.find((w) => w.source_id === 'Desire_Shames')).toMatchObject({ code: 'invalid_phone_dropped', location: 'cn=Desire Shames,ou=Product Testing,dc=example,dc=com', message: 'invalid phone "+1 804 126-3732": phone dropped, the member is kept without it (phone_policy: drop)' });
+    // Her mobile "+1 71 159-1833" is invalid too; Katha Petree's telephoneNumber "+1 408 136-9364" is, her mobile not.
+    expect(s.members.find((m) => m.source_id === 'Desire_Shames')).toMatchObject({ email: 'desire_shames@example.com' });
+    expect(s.members.find((m) => m.source_id === 'Desire_Shames')!.phone).toBeUndefined();
+    expect(s.members.find((m) => m.source_id === 'Katha_Petree')?.phone).toBe('+15107293926');
     expect(s.members.find((m) => m.source_id === 'Te-Wei_Menashian')).toMatchObject({ display_name: 'Te-Wei Menashian', email: 'te-wei_menashian@example.com', phone: '+18189366205', title: 'Senior Peons Sales Rep', status: 'active' });
   });
 });

@@ -11,9 +11,9 @@ export function registerSourcesCommand(program: Command, ctx: CliContext, setRes
   const sources = program.command('sources').description('HR sources (CSV, HRIS JSON, LDAP / Active Directory).');
   sources
     .command('check')
-    .description('Read every source, merge and validate, and print the counts and the quarantine report. Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a source cannot be read, 2 on a config error.')
+    .description('Read every source, merge and validate, and print the counts, the quarantine report and the values dropped from kept records (warnings such as invalid_phone_dropped). Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a source cannot be read, 2 on a config error.')
     .requiredOption('-c, --config <file>', 'config file (YAML); needs sources:')
-    .option('--json', 'print one JSON document (per-source counts, desired counts, quarantine entries) instead of text')
+    .option('--json', 'print one JSON document (per-source counts, desired counts, quarantine entries, warnings) instead of text')
     .addHelpText(
       'after',
       `
@@ -42,6 +42,7 @@ function toJson(report: SourcesReport) {
     provided: state.provided,
     quarantined: state.quarantine.length,
     quarantine: state.quarantine,
+    warnings: state.warnings ?? [],
   };
 }
 
@@ -61,10 +62,20 @@ export function renderReport(file: string, report: SourcesReport): string {
   }
   const provided = (['departments', 'positions', 'members'] as const).filter((e) => state.provided[e]);
   out += `desired: ${plural(state.departments.length, 'department')}, ${plural(state.positions.length, 'position')}, ${plural(state.members.length, 'member')} (provided: ${provided.length ? provided.join(', ') : 'none'})\n`;
-  if (state.quarantine.length === 0) return `${out}quarantine: none\n`;
-  const byReason = new Map<string, number>();
-  for (const q of state.quarantine) byReason.set(q.reason, (byReason.get(q.reason) ?? 0) + 1);
-  out += `quarantine: ${plural(state.quarantine.length, 'record')} (${[...byReason].map(([r, n]) => `${r} ${n}`).join(', ')})\n`;
-  for (const q of state.quarantine) out += renderEntry(q);
+  if (state.quarantine.length === 0) out += 'quarantine: none\n';
+  else {
+    const byReason = new Map<string, number>();
+    for (const q of state.quarantine) byReason.set(q.reason, (byReason.get(q.reason) ?? 0) + 1);
+    out += `quarantine: ${plural(state.quarantine.length, 'record')} (${[...byReason].map(([r, n]) => `${r} ${n}`).join(', ')})\n`;
+    for (const q of state.quarantine) out += renderEntry(q);
+  }
+  // Values dropped from records that are synced (an invalid phone beside a valid e-mail): listed, never an exit code.
+  const warnings = state.warnings ?? [];
+  if (warnings.length > 0) {
+    const byCode = new Map<string, number>();
+    for (const w of warnings) byCode.set(w.code, (byCode.get(w.code) ?? 0) + 1);
+    out += `warnings: ${warnings.length} (${[...byCode].map(([c, n]) => `${c} ${n}`).join(', ')})\n`;
+    for (const w of warnings) out += `  ${w.entity} "${w.source_id}" (source ${w.source}, ${w.location}): ${w.code}: ${w.message}\n`;
+  }
   return out;
 }

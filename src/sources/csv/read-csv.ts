@@ -20,6 +20,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
   const collector = new SourceCollector({
     source: source.name,
     phoneRegion: source.phone_region,
+    phonePolicy: source.phone_policy,
     authoritativeFields: source.authoritative_fields,
     departments: source.departments,
     positions: source.positions,

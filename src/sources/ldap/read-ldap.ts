@@ -109,6 +109,7 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
   const collector = new SourceCollector({
     source: source.name,
     phoneRegion: source.phone_region,
+    phonePolicy: source.phone_policy,
     authoritativeFields: source.authoritative_fields,
     departments: p.ouTree ? { fields: p.departmentFields } : undefined,
     positions: source.positions,
