@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import { steadyWallClock, systemClock } from '../shared/clock.js';
 import { OrgsyncError } from '../shared/errors.js';
 import type { Migration } from './migrations/types.js';
 
@@ -109,7 +110,9 @@ export class MirrorLease {
   ) {
     this.name = options.name ?? 'mirror';
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
-    this.now = options.now ?? Date.now;
+    // Lease time does not jump with the wall clock (see steadyWallClock): a step back or forward neither
+    // shortens nor extends a term beyond its TTL.
+    this.now = options.now ?? steadyWallClock(systemClock);
     this.identity = options.identity ?? { hostname: hostname(), pid: process.pid };
     this.isAlive = options.isAlive ?? processIsAlive;
     this.holder = `${this.identity.hostname}:${this.identity.pid}:${randomUUID().slice(0, 8)}`;

@@ -19,7 +19,7 @@ import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observabili
 import { OrgsyncMetrics } from '../../observability/metrics.js';
 import { createPlatformClient, type PlatformClient } from '../../platform/client.js';
 import { readDesiredState } from '../../sources/index.js';
-import { systemClock, type Clock } from '../../shared/clock.js';
+import { steadyWallClock, systemClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { VERSION } from '../version.js';
@@ -76,7 +76,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   });
   const dbPath = resolveConfigPath(config, config.state.path);
   const db = openStateDb(dbPath);
-  const lease = new MirrorLease(db, { dbPath, now: () => clock.now(), ttlMs: parseDuration(config.state.lease_ttl)! });
+  const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(clock), ttlMs: parseDuration(config.state.lease_ttl)! });
   const onLeaseLost = (): void => {
     const holder = lease.current();
     logger.error({ state_db: dbPath, holder: holder?.holder ?? null }, 'lost the state DB lease: no further write starts');
