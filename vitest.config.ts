@@ -10,6 +10,9 @@ export default defineConfig({
   test: {
     // The sync's tests and the emulator package's own (which `npm test -w @orgsync/emulator` also runs).
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    // A private TMPDIR for the run, checked for leftover orgsync-* folders at the end; each file removes its own.
+    globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup.ts'],
     // Two cores here and in CI: forks keep better-sqlite3 and slapd children isolated per file.
     pool: 'forks',
     testTimeout: 30_000,

@@ -3,10 +3,10 @@
  * built first, by the root build, when missing or older than their sources).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -93,6 +93,7 @@ describe('orgsync emulator (CLI)', () => {
 
   test('--db keeps data across a restart, and seeding again duplicates nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'orgsync-emu-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const db = join(dir, 'emu.db');
     const first = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml', '--db', db]);
     const created = await fetch(`${first.url}/api/external/v1/org/departments`, {
@@ -124,6 +125,7 @@ describe('orgsync emulator (CLI)', () => {
 
   test('a bad seed exits 2 with one line naming the file and the path', () => {
     const dir = mkdtempSync(join(tmpdir(), 'orgsync-emu-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const seed = join(dir, 'seed.yaml');
     writeFileSync(seed, 'tenants:\n  - id: 1\n    name: A\n    api_keys:\n      - key: ek_a_1\n      - key: nope\n');
     const r = spawnSync(process.execPath, [CLI, 'emulator', '--port', '0', '--seed', seed], { cwd: ROOT, encoding: 'utf8' });

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig, resolveConfigPath } from '../../src/config/load.js';
+import { tempDir } from '../helpers/temp.js';
 
 const base = 'platform:\n  base_url: http://127.0.0.1:8080\n';
 
@@ -19,7 +19,7 @@ describe('config loader', () => {
   });
 
   it('reads *_file secrets relative to the config folder', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orgsync-cfg-'));
+    const dir = tempDir('orgsync-cfg-');
     writeFileSync(join(dir, 'key'), 'ek_from_file_123\n');
     writeFileSync(join(dir, 'c.yaml'), `${base}  api_key_file: key\nstate:\n  path: ./var/x.db\n`);
     const cfg = loadConfig(join(dir, 'c.yaml'), {});

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -8,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { configJsonSchema } from '../../src/config/json-schema.js';
 import { parseConfig } from '../../src/config/load.js';
 import { main } from '../../src/cli/main.js';
+import { tempDir } from '../helpers/temp.js';
 
 const examplePath = resolve(import.meta.dirname, '../../config/orgsync.example.yaml');
 const exampleText = readFileSync(examplePath, 'utf8');
@@ -104,7 +104,7 @@ describe('orgsync config', () => {
   });
 
   it('validate: one line naming file, path and problem, exit 2', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orgsync-cfgcli-'));
+    const dir = tempDir('orgsync-cfgcli-');
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, `${base}schedule: "5 25 * * *"\n`);
     const r = await cli(['config', 'validate', '--config', file]);
@@ -126,7 +126,7 @@ describe('orgsync config', () => {
   });
 
   it('validate: an unset ${ENV} names the variable', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orgsync-cfgcli-'));
+    const dir = tempDir('orgsync-cfgcli-');
     const file = join(dir, 'env.yaml');
     writeFileSync(file, `${base}  api_key: \${ORGSYNC_API_KEY}\n`);
     const r = await cli(['config', 'validate', '--config', file], {});

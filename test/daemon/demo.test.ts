@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { captureContext, repoRoot } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The demo's output contract: the plan and summary of run 1, then a second run with zero writes. */
 function expectDemoOutput(stdout: string): void {
@@ -36,7 +36,7 @@ describe('orgsync demo', () => {
 
   it('npm start exits 0 and its second run reports zero writes (in a copy without dist/, as after npm ci on a fresh clone)', async () => {
     // A copy, so its build neither needs nor touches this checkout's dist/ (other tests run dist/cli.js meanwhile).
-    const clone = mkdtempSync(join(tmpdir(), 'orgsync-fresh-'));
+    const clone = tempDir('orgsync-fresh-');
     for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(repoRoot, f), join(clone, f));
     for (const d of ['src', 'config']) cpSync(join(repoRoot, d), join(clone, d), { recursive: true, filter: (src) => !src.includes(`${sep}var`) });
     // The emulator package (a project reference of the build), without its build output.

@@ -1,13 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/mirror/db.js';
 import { MirrorLease } from '../../src/mirror/lease.js';
 import { RunHistory } from '../../src/mirror/runs.js';
+import { tempDir } from '../helpers/temp.js';
 
 function dbFile(): string {
-  return join(mkdtempSync(join(tmpdir(), 'orgsync-lease-')), 'state.db');
+  return join(tempDir('orgsync-lease-'), 'state.db');
 }
 
 describe('lease lock', () => {

@@ -1,9 +1,9 @@
 /** Shared pieces of the daemon end-to-end tests: the demo data in a temp folder, a config for it, a captured CLI context. */
-import { copyFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import type { CliContext } from '../../src/cli/context.js';
+import { tempDir } from '../helpers/temp.js';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 export const demoDir = join(repoRoot, 'config/demo');
@@ -26,7 +26,7 @@ export function demoSeed(): Record<string, unknown> {
 
 /** A temp folder with a copy of the demo's HR files and an orgsync.yaml for them; returns the folder. */
 export function demoWorkspace(opts: { url: string; extra?: string; platformExtra?: string; apiKeyLine?: string; sourcesYaml?: string; logLevel?: string }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-daemon-'));
+  const dir = tempDir('orgsync-daemon-');
   for (const f of ['departments.csv', 'positions.csv', 'members.csv', 'employees.json']) copyFileSync(join(demoDir, f), join(dir, f));
   const sources =
     opts.sourcesYaml ??

@@ -1,6 +1,5 @@
 /** `orgsync plan` and `orgsync sync` through the CLI entry (main), against the emulator, with a CSV source. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
 import { openStateDb } from '../../src/mirror/db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [
@@ -35,7 +35,7 @@ let config: string;
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-cli-'));
+  dir = tempDir('orgsync-cli-');
   writeCsvOrg(dir, TREE);
   config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
 });

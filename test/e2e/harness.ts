@@ -2,8 +2,7 @@
  * End-to-end harness of the reconcile: a real emulator on loopback, the real platform client, a state DB file,
  * runOnce with a desired state given as data, and a lister that reads the final state through the API.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { parseConfig } from '../../src/config/load.js';
@@ -18,6 +17,7 @@ import type { OrgPlatformPort } from '../../src/platform/port.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/temp.js';
 
 export const ADMIN = 'admin-token-for-tests';
 
@@ -68,7 +68,7 @@ export class SyncWorld {
     readonly emulator: TestEmulator,
     private readonly syncYaml: string,
   ) {
-    this.dir = mkdtempSync(join(tmpdir(), 'orgsync-e2e-'));
+    this.dir = tempDir('orgsync-e2e-');
   }
 
   /** Starts an emulator (limits off) and opens a state DB. `syncYaml` is the body of the `sync:` block. */

@@ -4,14 +4,14 @@
  * Needs `npm run build` (run in beforeAll).
  */
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DesiredState, PlatformDepartment, PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, expectedView, org, type OrgView } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');
@@ -83,7 +83,7 @@ function runSync(config: string, killAfterWriteMs?: number): Promise<{ code: num
 beforeAll(async () => {
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' });
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-kill-'));
+  dir = tempDir('orgsync-kill-');
 }, 240_000);
 afterAll(async () => {
   await emulator?.close();

@@ -1,15 +1,15 @@
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { promtool, requireTool } from '../observability/tools.js';
 import { chartDir, chartFile, renderAlerts, values } from './chart.js';
+import { tempDir } from '../helpers/temp.js';
 
 const bin = requireTool('promtool');
 
 describe.skipIf(!bin)('chart alert rules through promtool', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-alerts-'));
+  const dir = tempDir('orgsync-alerts-');
   writeFileSync(join(dir, 'alerts.rendered.yaml'), renderAlerts(values()));
   copyFileSync(join(chartDir, 'tests/alerts.test.yaml'), join(dir, 'alerts.test.yaml'));
 

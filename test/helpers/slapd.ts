@@ -7,11 +7,11 @@
  * when it is not (tests then skip), but under CI=true it throws: CI must run the LDAP tests.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './temp.js';
 
 const SLAPD = ['/usr/sbin/slapd', '/usr/local/libexec/slapd', '/usr/libexec/slapd'].find((p) => existsSync(p));
 const SLAPADD = ['/usr/sbin/slapadd', '/usr/local/sbin/slapadd'].find((p) => existsSync(p));
@@ -138,7 +138,7 @@ export function prepareLdif(texts: string[], suffixes: string[]): string {
 /** Starts a private slapd with the given data. Call stop() when done. */
 export async function startSlapd(opts: SlapdOptions): Promise<Slapd> {
   if (!slapdAvailable()) throw new Error('slapd is not installed');
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-slapd-'));
+  const dir = tempDir('orgsync-slapd-');
   const rootPassword = 'secret';
   const rootDn = `cn=admin,${opts.suffixes[0]}`;
   const tls = opts.tls ? makeTls(dir) : undefined;

@@ -1,12 +1,12 @@
 /** `orgsync mirror status` and `orgsync mirror refresh` end to end: real config file, real emulator, real state DB. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { buildOrg, writerClient } from './org-fixture.js';
+import { tempDir } from '../helpers/temp.js';
 
 function capture() {
   let text = '';
@@ -33,7 +33,7 @@ describe('orgsync mirror', () => {
 
   beforeEach(async () => {
     emu = await startTestEmulator(orgTestSeed());
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-cli-'));
+    dir = tempDir('orgsync-cli-');
     config = join(dir, 'orgsync.yaml');
     writeFileSync(
       config,

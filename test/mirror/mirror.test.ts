@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openStateDb } from '../../src/mirror/db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import { migrations, runMigrations, type Migration } from '../../src/mirror/migrations/index.js';
 import type { PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/entities.js';
+import { tempDir } from '../helpers/temp.js';
 
 const dep = (id: string, over: Partial<PlatformDepartment> = {}): PlatformDepartment => ({
   id,
@@ -53,7 +53,7 @@ const pos = (id: string, over: Partial<PlatformPosition> = {}): PlatformPosition
 describe('state DB', () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-mirror-'));
+    dir = tempDir('orgsync-mirror-');
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from '../helpers/temp.js';
 
 /** A private Prometheus on a loopback port with its own config and data dir. */
 export interface TestPrometheus {
@@ -29,7 +29,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts `prometheus` scraping `target` (host:port) every second. */
 export async function startPrometheus(bin: string, target: string): Promise<TestPrometheus> {
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-prom-'));
+  const dir = tempDir('orgsync-prom-');
   const port = await freePort();
   writeFileSync(
     join(dir, 'prometheus.yml'),

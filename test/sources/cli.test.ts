@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { FIXTURES } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 async function cli(args: string[], env: Record<string, string> = {}) {
   const stdout = new PassThrough();
@@ -18,7 +18,7 @@ async function cli(args: string[], env: Record<string, string> = {}) {
 }
 
 function configFile(sources: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-check-'));
+  const dir = tempDir('orgsync-check-');
   const file = join(dir, 'orgsync.yaml');
   writeFileSync(file, `platform:\n  base_url: http://127.0.0.1:1\nlog:\n  level: silent\nsources:\n${sources}`);
   return file;

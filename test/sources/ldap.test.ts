@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
@@ -8,6 +7,7 @@ import { silentLogger } from '../../src/shared/logger.js';
 import type { DesiredState } from '../../src/domain/desired.js';
 import { requireSlapd, startSlapd, type Slapd } from '../helpers/slapd.js';
 import { FIXTURES, instantClock, read } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const LDAP_FIXTURES = join(FIXTURES, '../ldap');
 const run = requireSlapd();
@@ -103,7 +103,7 @@ describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', (
   });
 
   it('takes the bind password from a file or the environment (config loader)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orgsync-ldap-'));
+    const dir = tempDir('orgsync-ldap-');
     writeFileSync(join(dir, 'bind-pw'), `${slapd.rootPassword}\n`);
     const yaml = (pw: string) =>
       `platform:\n  base_url: http://127.0.0.1:1\nsources:\n  - name: corp\n    type: ldap\n    url: ${slapd.ldapsUrl}\n    ca_file: ${slapd.caFile}\n    bind_dn: ${slapd.rootDn}\n    ${pw}\n    base_dn: dc=example,dc=org\n    phone_region: US\n`;

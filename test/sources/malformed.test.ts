@@ -2,12 +2,12 @@
  * The malformed-input corpus (test/fixtures/sources/malformed, hris/): each input asserts the exact quarantine
  * reason and message, or the exact error of a source that cannot be read. LDAP cases are in ldap.test.ts.
  */
-import { mkdtempSync, writeFileSync, copyFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DesiredState, QuarantineEntry } from '../../src/domain/desired.js';
 import { csvSource, FIXTURES, read } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 type Expected = Pick<QuarantineEntry, 'entity' | 'reason' | 'location' | 'message'> & { source_id?: string };
 
@@ -227,7 +227,7 @@ describe('malformed inputs: quarantine with reasons and locations', () => {
   }
 
   it('a 10,000-character name', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orgsync-long-'));
+    const dir = tempDir('orgsync-long-');
     writeFileSync(join(dir, 'members.csv'), `employee_id,first_name,last_name,email,phone,title,dept_id,status\nE1,${'A'.repeat(10_000)},Lovelace,ada@example.com,,,,active\nE2,Alan,Turing,alan@example.com,,,,active\n`);
     const state = await read([{ name: 'hr', type: 'csv', members: { file: 'members.csv', fields: { id: 'employee_id', display_name: '{first_name} {last_name}', email: 'email' } } }], dir);
     expect(strip(state)).toEqual([q('members', 'name_too_long', 'members.csv:2', 'display_name is 10009 characters long (at most 255)', 'E1')]);
@@ -235,7 +235,7 @@ describe('malformed inputs: quarantine with reasons and locations', () => {
   });
 
   it('a department over-long name makes its members follow', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orgsync-long-'));
+    const dir = tempDir('orgsync-long-');
     writeFileSync(join(dir, 'departments.csv'), `dept_id,name,parent_id\nD1,${'x'.repeat(300)},\nD2,Fine,D1\n`);
     copyFileSync(join(FIXTURES, 'malformed/members-two-depts.csv'), join(dir, 'members.csv'));
     const state = await read([{ ...csvSource({ positions: undefined }, 'members.csv', 'departments.csv') }], dir);

@@ -1,6 +1,5 @@
 /** orgsync explain, adopt and release through the CLI against the emulator (CSV source). */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformDepartment, PlatformMember } from '../../src/domain/index.js';
@@ -8,6 +7,7 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { writeCsvConfig, writeCsvOrg } from '../e2e/csv-org.js';
 import { ADMIN, org } from '../e2e/harness.js';
 import { cli, writeCalls } from './cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [['eng', 'Engineering']],
@@ -32,7 +32,7 @@ const member = async (third: string): Promise<PlatformMember | undefined> =>
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-explain-'));
+  dir = tempDir('orgsync-explain-');
   // Hank was added by hand before orgsync ran, with the third id the HR system uses.
   await api('POST', '/org/members', { display_name: 'Hank Hand', email: 'hank@acme.test', third_user_id: 'u4' });
   writeCsvOrg(dir, TREE);

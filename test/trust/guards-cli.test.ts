@@ -5,21 +5,21 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
 import { cli, writeCalls } from './cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 let emulator: TestEmulator;
 let dir: string;
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-trust-guards-'));
+  dir = tempDir('orgsync-trust-guards-');
 });
 afterEach(async () => {
   await emulator.close();

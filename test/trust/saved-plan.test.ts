@@ -1,6 +1,5 @@
 /** Saved plans and the drift check through the CLI against the emulator: plan --out, apply, refusals, --detailed-exitcode. */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformMember } from '../../src/domain/index.js';
@@ -8,6 +7,7 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { writeCsvConfig, writeCsvOrg } from '../e2e/csv-org.js';
 import { ADMIN, org } from '../e2e/harness.js';
 import { cli, writeCalls } from './cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [
@@ -29,7 +29,7 @@ let planFile: string;
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-trust-'));
+  dir = tempDir('orgsync-trust-');
   writeCsvOrg(dir, TREE);
   config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
   planFile = join(dir, 'plan.json');

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { buildEmulator } from '../../src/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 
@@ -103,10 +103,12 @@ describe('HTTP errors of the core', () => {
 
 describe('restart over a --db file', () => {
   test('the seed is the truth for API keys: a key removed from the seed stops working, data stays', async () => {
-    const { mkdtempSync } = await import('node:fs');
+    const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const dbPath = join(mkdtempSync(join(tmpdir(), 'orgsync-emu-')), 'emu.db');
+    const dir = mkdtempSync(join(tmpdir(), 'orgsync-emu-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const dbPath = join(dir, 'emu.db');
     const first = await startTestEmulator(orgTestSeed(), { dbPath });
     expect((await first.request('POST', `${O}/positions`, { token: TEST_KEYS.acmeRw, body: { name: 'Kept' } })).status).toBe(201);
     await first.close();

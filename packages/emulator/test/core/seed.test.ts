@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { loadSeedFile } from '../../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'orgsync-seed-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function seedFile(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
