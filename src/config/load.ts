@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { OrgsyncError } from '../shared/errors.js';
@@ -12,6 +12,17 @@ import { formatPath, formatZodIssues } from './zod-errors.js';
  * them wherever they would appear.
  */
 export const SECRET_KEYS = new Set(['api_key', 'password', 'bind_password', 'token', 'client_secret', 'secret']);
+
+/**
+ * The limits a config document must stay within (the `yaml` package's own guard against alias bombs, and a size
+ * no real config comes near): past them the config is refused as invalid (exit 2), never parsed further.
+ */
+export const CONFIG_LIMITS = {
+  /** Largest config file, in bytes (1 MiB). */
+  maxBytes: 1024 * 1024,
+  /** The `yaml` package's maxAliasCount: how many alias resolutions a document may make (a billion-laughs bomb makes millions). */
+  maxAliasCount: 100,
+} as const;
 
 /** Resolves a path from the config against the config file's folder. */
 export function resolveConfigPath(config: Pick<Config, 'meta'>, path: string): string {
@@ -85,13 +96,30 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
 /** Parses, interpolates and validates a config text. `file` is used for messages and relative paths. */
 export function parseConfig(text: string, file: string, env: Record<string, string | undefined>): Config {
   const abs = resolve(file);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > CONFIG_LIMITS.maxBytes) throw tooLarge(abs, bytes);
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const line = e.linePos?.[0];
     throw new OrgsyncError('CONFIG_INVALID', `${abs}${line ? `:${line.line}:${line.col}` : ''}: invalid YAML: ${e.message.split('\n')[0]}`);
   }
-  const raw = doc.toJS() as unknown;
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: CONFIG_LIMITS.maxAliasCount }) as unknown;
+  } catch (err) {
+    // The yaml package refuses a document whose aliases expand past maxAliasCount (a "billion laughs" bomb) with a
+    // ReferenceError; an alias to no anchor likewise. Both are the config's fault, not orgsync's.
+    const message = err instanceof Error ? err.message : String(err);
+    if (/excessive alias count/i.test(message)) {
+      throw new OrgsyncError(
+        'CONFIG_INVALID',
+        `${abs}: invalid YAML: its aliases (*name) expand more than ${CONFIG_LIMITS.maxAliasCount} times, as an alias bomb does; write the values out instead of aliasing aliases`,
+        { cause: err },
+      );
+    }
+    throw new OrgsyncError('CONFIG_INVALID', `${abs}: invalid YAML: ${message.split('\n')[0]}`, { cause: err });
+  }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: the config must be a YAML mapping`);
   }
@@ -110,14 +138,23 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   return deepFreeze(config);
 }
 
+function tooLarge(abs: string, bytes: number): OrgsyncError {
+  return new OrgsyncError('CONFIG_INVALID', `${abs}: the config file is ${bytes} bytes, more than the ${CONFIG_LIMITS.maxBytes} a config may have; is it the right file?`);
+}
+
 /** Reads and validates the config file at `file`. */
 export function loadConfig(file: string, env: Record<string, string | undefined>): Config {
   let text: string;
+  let size: number;
   try {
-    text = readFileSync(file, 'utf8');
+    size = statSync(file).size;
+    // Checked before reading: a config path pointed at a huge file must not be read into memory.
+    if (size <= CONFIG_LIMITS.maxBytes) text = readFileSync(file, 'utf8');
+    else text = '';
   } catch (err) {
     throw new OrgsyncError('CONFIG_NOT_FOUND', `cannot read config file ${resolve(file)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
+  if (size > CONFIG_LIMITS.maxBytes) throw tooLarge(resolve(file), size);
   return parseConfig(text, file, env);
 }
 
