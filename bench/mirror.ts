@@ -13,7 +13,7 @@
  * Prints JSON lines on stdout.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -259,6 +259,13 @@ async function main(): Promise<void> {
     });
     await reader.close();
     db.close();
+    // Storage: the state DB file once closed (the WAL checkpointed into it), for sizing the chart's PVC.
+    const stateDb = join(dir, 'state.db');
+    emit({
+      phase: 'storage',
+      members: snap.members.byId.size,
+      state_db_mb: mb(statSync(stateDb).size + (existsSync(`${stateDb}-wal`) ? statSync(`${stateDb}-wal`).size : 0)),
+    });
     emit({
       phase: 'memory',
       peak_rss_mb_mirror_build_and_noop_refresh: mb(peakMirrorRss),

@@ -17,6 +17,7 @@ const KINDS: Record<string, { module: string; name: string }> = {
   'v1/Service': { module: 'kubernetes-models/v1/Service', name: 'Service' },
   'v1/ServiceAccount': { module: 'kubernetes-models/v1/ServiceAccount', name: 'ServiceAccount' },
   'v1/Secret': { module: 'kubernetes-models/v1/Secret', name: 'Secret' },
+  'batch/v1/Job': { module: 'kubernetes-models/batch/v1/Job', name: 'Job' },
   'batch/v1/CronJob': { module: 'kubernetes-models/batch/v1/CronJob', name: 'CronJob' },
   'apps/v1/Deployment': { module: 'kubernetes-models/apps/v1/Deployment', name: 'Deployment' },
   'monitoring.coreos.com/v1/ServiceMonitor': { module: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor', name: 'ServiceMonitor' },

@@ -5,10 +5,12 @@
  * what keeps a production install safe.
  */
 import { createHash } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { chartDir } from './chart.js';
+import { chartDir, chartFile } from './chart.js';
 import { helm, helmBin, template, type K8sObject, type Rendered } from './helm.js';
 import { schemaProblems } from './k8s-schema.js';
 
@@ -336,6 +338,55 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
       expect(clash.status).not.toBe(0);
       expect(clash.stderr).toContain('tenants: the name "dashboard" would name its ConfigMap orgsync-dashboard, the dashboard\'s; rename the tenant');
     });
+  });
+});
+
+const examples = readdirSync(join(chartDir, 'examples')).filter((f) => f.endsWith('.yaml')).sort();
+const readme = chartFile('README.md');
+/** The README's ```yaml blocks: values files, or (with apiVersion and kind) Kubernetes objects it asks you to apply. */
+const readmeBlocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m, i) => ({ index: i + 1, text: m[1]! }));
+
+describe.skipIf(!bin)('the examples and the chart README, rendered (so they cannot rot)', () => {
+  it('there are examples and README blocks to check', () => {
+    expect(examples).toEqual(expect.arrayContaining(['cronjob-pushgateway.yaml', 'deployment-servicemonitor.yaml', 'many-tenants.yaml']));
+    expect(readmeBlocks.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it.each(examples)('examples/%s: helm lint --strict, and every rendered object schema-valid', async (file) => {
+    const lint = helm(bin!, ['lint', '--strict', chartDir, '-f', join(chartDir, 'examples', file)]);
+    expect(lint.stderr + lint.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    const objects = ok(template(bin!, { args: ['-f', join(chartDir, 'examples', file)] }));
+    expect(ofKind(objects, 'CronJob').length + ofKind(objects, 'Deployment').length).toBeGreaterThanOrEqual(1);
+    expect(await problems(objects)).toEqual([]);
+  });
+
+  it.each(readmeBlocks.map((b) => [b.index, b]))('README yaml block %i renders (values) or validates (a Kubernetes object)', async (_i, block) => {
+    const doc = parse(block.text) as Obj;
+    if ('apiVersion' in doc && 'kind' in doc) {
+      expect(await schemaProblems(doc as unknown as K8sObject)).toEqual([]);
+      return;
+    }
+    const objects = ok(template(bin!, { values: [doc] }));
+    expect(await problems(objects)).toEqual([]);
+  });
+
+  it('the README\'s table of what examples/many-tenants.yaml renders is what helm renders', () => {
+    const objects = ok(template(bin!, { release: 'hr', args: ['-f', join(chartDir, 'examples/many-tenants.yaml')] }));
+    const rows = ofKind(objects, 'CronJob').map((cron) => {
+      const tenant = cron.metadata.labels['orgsync.io/tenant'];
+      const config = parse(ofKind(objects, 'ConfigMap').find((c) => c.metadata.name === cron.metadata.name).data['orgsync.yaml']) as Any;
+      const pvc = ofKind(objects, 'PersistentVolumeClaim').find((c) => c.metadata.name === cron.metadata.name);
+      return `| ${tenant} | \`${cron.metadata.name}\` | \`${config.sync.id}\` | \`${cron.spec.schedule}\` | ${pvc.spec.resources.requests.storage} |`;
+    });
+    const table = /<!-- rendered: examples\/many-tenants.yaml[^>]*-->\n\| tenant [^\n]*\n\|[-|]+\|\n([\s\S]*?)\n<!-- end rendered -->/.exec(readme);
+    expect(table, 'the rendered table in helm/orgsync/README.md').not.toBeNull();
+    expect(table![1]!.split('\n')).toEqual(rows);
+  });
+
+  it('every examples/ file the README names exists', () => {
+    const named = [...readme.matchAll(/examples\/([a-z0-9-]+\.yaml)/g)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((f) => !existsSync(join(chartDir, 'examples', f)))).toEqual([]);
   });
 });
 
