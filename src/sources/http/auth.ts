@@ -9,6 +9,8 @@ import { readFile } from 'node:fs/promises';
 import * as oauth from 'oauth4webapi';
 import { importPKCS8, SignJWT } from 'jose';
 import type { HttpAuthConfig } from '../../config/sources.js';
+import { monotonicNow } from '../../shared/clock.js';
+import { registerSecrets } from '../../shared/redact.js';
 import { sourceUnreadable, type SourceReadContext } from '../context.js';
 
 /** Gives the Authorization header for requests to the source's own origin. */
@@ -142,6 +144,7 @@ async function readServiceAccount(sourceName: string, path: string): Promise<Ser
   for (const f of ['client_email', 'private_key'] as const) {
     if (typeof k[f] !== 'string' || k[f] === '') throw sourceUnreadable(sourceName, `the service account key_file ${path} has no ${f}`);
   }
+  registerSecrets([k.private_key as string]);
   return {
     client_email: k.client_email as string,
     private_key: k.private_key as string,
@@ -154,8 +157,12 @@ function tokenProvider(key: string, ctx: SourceReadContext, fetchToken: () => Pr
   let pending: Promise<HeldToken> | undefined;
   const fresh = async (): Promise<HeldToken> => {
     const res = await fetchToken();
+    // A token fetched at run time is a secret like the config's: replaced wherever it would appear.
+    registerSecrets([res.access_token]);
     const t: HeldToken = { value: `${res.token_type.toLowerCase() === 'bearer' ? 'Bearer' : res.token_type} ${res.access_token}`, renewAt: undefined };
-    if (typeof res.expires_in === 'number' && res.expires_in > 0) t.renewAt = ctx.clock.now() + res.expires_in * 1000 - renewMargin(res.expires_in);
+    // Its lifetime is a duration: measured on the monotonic clock, so a stepped wall clock neither keeps an expired
+    // token nor drops a good one.
+    if (typeof res.expires_in === 'number' && res.expires_in > 0) t.renewAt = monotonicNow(ctx.clock) + res.expires_in * 1000 - renewMargin(res.expires_in);
     held.set(key, t);
     return t;
   };
@@ -163,7 +170,7 @@ function tokenProvider(key: string, ctx: SourceReadContext, fetchToken: () => Pr
     refreshable: true,
     async authorization() {
       const t = held.get(key);
-      if (t && (t.renewAt === undefined || ctx.clock.now() < t.renewAt)) return t.value;
+      if (t && (t.renewAt === undefined || monotonicNow(ctx.clock) < t.renewAt)) return t.value;
       // One token request at a time: parallel pages wait for the same one.
       pending ??= fresh().finally(() => {
         pending = undefined;
