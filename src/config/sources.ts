@@ -62,6 +62,37 @@ export const memberFieldsSchema = z
   })
   .describe('How member fields are read.');
 
+/** One include/exclude rule. */
+export const scopeRuleSchema = z
+  .strictObject({
+    field: z.string().min(1).describe('The raw name to test: a CSV column, an LDAP attribute or a JSON field path (not a mapped field), e.g. employment_type.'),
+    values: z.array(z.string()).min(1).optional().describe('The rule matches when the value is one of these (exact, after trimming).'),
+    pattern: z
+      .string()
+      .min(1)
+      .optional()
+      .refine(
+        (p) => {
+          try {
+            new RegExp(p!, 'u');
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        { message: 'not a valid regular expression' },
+      )
+      .describe('The rule matches when this regular expression matches the whole value (e.g. "CONT-.*").'),
+  })
+  .refine((r) => (r.values === undefined) !== (r.pattern === undefined), { message: 'give either values or pattern' })
+  .describe('Matches a record by one raw field: a list of values or a regular expression.');
+
+/** include / exclude of one entity. */
+const scopeOptions = {
+  include: z.array(scopeRuleSchema).optional().describe('Take only records that match at least one of these rules (applied before validation; counted in sources check).'),
+  exclude: z.array(scopeRuleSchema).optional().describe('Leave out records that match any of these rules, e.g. [{field: employment_type, values: [contractor]}] (applied before validation; counted in sources check).'),
+};
+
 const memberOptions = {
   status_map: statusMapSchema.optional(),
   path_separator: z.string().min(1).default('/').describe('Separator of department_path values.'),
@@ -89,6 +120,7 @@ const common = {
 const csvFileOptions = {
   file: z.string().min(1).describe('The CSV file; relative paths resolve against the config file\'s folder.'),
   encoding: z.string().min(1).optional().describe('Overrides the source\'s encoding for this file.'),
+  skip_rows: z.number().int().min(0).optional().describe('Overrides the source\'s skip_rows for this file.'),
 };
 
 /** A CSV `type: csv` source. */
@@ -96,7 +128,14 @@ export const csvSourceSchema = z
   .strictObject({
     ...common,
     type: z.literal('csv'),
-    delimiter: z.string().min(1).max(4).default(',').describe('Field delimiter.'),
+    delimiter: z
+      .string()
+      .min(1)
+      .max(4)
+      .default(',')
+      .describe('Field delimiter, or auto: sniffed from the header line (comma, semicolon, tab or pipe, whichever occurs most outside quotes).'),
+    skip_rows: z.number().int().min(0).default(0).describe('Lines to skip before the header (report titles, export dates); line numbers in messages still count them.'),
+    comment: z.string().length(1).optional().describe('Lines starting with this character are comments and skipped (e.g. "#").'),
     quote: z.string().length(1).default('"').describe('Quote character.'),
     header: z.boolean().default(true).describe('The first row names the columns. Without a header, map columns by number ("1", "2", ...).'),
     encoding: z
@@ -104,9 +143,9 @@ export const csvSourceSchema = z
       .min(1)
       .default('utf-8')
       .describe('utf-8 (with or without BOM), utf-16le, gb18030, gbk, or another encoding iconv-lite knows.'),
-    departments: z.strictObject({ ...csvFileOptions, fields: departmentFieldsSchema }).optional().describe('The departments file.'),
-    positions: z.strictObject({ ...csvFileOptions, fields: positionFieldsSchema }).optional().describe('The positions file.'),
-    members: z.strictObject({ ...csvFileOptions, ...memberOptions, fields: memberFieldsSchema }).optional().describe('The members file.'),
+    departments: z.strictObject({ ...csvFileOptions, ...scopeOptions, fields: departmentFieldsSchema }).optional().describe('The departments file.'),
+    positions: z.strictObject({ ...csvFileOptions, ...scopeOptions, fields: positionFieldsSchema }).optional().describe('The positions file.'),
+    members: z.strictObject({ ...csvFileOptions, ...scopeOptions, ...memberOptions, fields: memberFieldsSchema }).optional().describe('The members file.'),
   })
   .describe('CSV files, one per entity; read streaming.');
 
@@ -207,6 +246,7 @@ const hrisEntity = {
   items_path: jsonPathSchema('Path to the array of records in each response; empty: the response is the array (scim: Resources; odata: value or d.results).').default(''),
   total_path: jsonPathSchema('Path to the total number of records the source states (any page; the last one read counts); fewer records than that fails the read.').optional(),
   pagination: paginationSchema.default({ type: 'none' }),
+  ...scopeOptions,
 };
 
 const hrisFieldPaths = (fields: Record<string, unknown>, ctx: z.RefinementCtx) => {
@@ -228,7 +268,20 @@ const hrisFieldPaths = (fields: Record<string, unknown>, ctx: z.RefinementCtx) =
 const oneOfUrlFile = (v: { url?: string | undefined; file?: string | undefined }) => (v.url === undefined) !== (v.file === undefined);
 const urlFileMessage = { message: 'give either url or file' };
 
-const withPaths = <T extends z.ZodType<{ fields: Record<string, unknown> }>>(schema: T) => schema.superRefine((v, ctx) => hrisFieldPaths(v.fields, ctx));
+const withPaths = <T extends z.ZodType<{ fields: Record<string, unknown>; include?: { field: string }[] | undefined; exclude?: { field: string }[] | undefined }>>(schema: T) =>
+  schema.superRefine((v, ctx) => {
+    hrisFieldPaths(v.fields, ctx);
+    for (const key of ['include', 'exclude'] as const) {
+      (v[key] ?? []).forEach((rule, i) => {
+        try {
+          parsePath(rule.field);
+        } catch (err) {
+          if (err instanceof PathSyntaxError) ctx.addIssue({ code: 'custom', message: err.message, path: [key, i, 'field'] });
+          else throw err;
+        }
+      });
+    }
+  });
 
 /** A `type: hris-json` source. */
 export const hrisJsonSourceSchema = z
@@ -253,6 +306,7 @@ export const hrisJsonSourceSchema = z
 // --- LDAP --------------------------------------------------------------------------------------------------------
 
 const ldapSearch = {
+  ...scopeOptions,
   base_dn: z.string().min(1).optional().describe('Search base; default: the source\'s base_dn.'),
   filter: z.string().min(1).optional().describe('LDAP filter; default from the profile.'),
   scope: z.enum(['sub', 'one']).default('sub').describe('Search scope.'),

@@ -13,6 +13,7 @@ export * from './mapping.js';
 export * from './normalise.js';
 export * from './merge.js';
 export * from './validate.js';
+export * from './scope.js';
 
 /** Merges, validates and quarantines: the desired state of one run. */
 export function buildDesiredState(batches: SourceBatch[]): DesiredState {

@@ -7,6 +7,7 @@ import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig }
 import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, SourceWarning } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
 import { compileField, type FieldReader, type Lookup } from './fields.js';
+import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { checkText, mapStatus, MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH, normaliseEmail, normalisePhone, parseSortOrder, type Problem } from './normalise.js';
 
 /** A member before the merge: status is undefined when the source does not say (the merge defaults it to active). */
@@ -25,6 +26,8 @@ export interface SourceBatch {
   provided: Record<EntityKind, boolean>;
   /** entity.field names this source is authoritative for. */
   authoritative: string[];
+  /** Records left out by the entity's include/exclude rules (before mapping and validation). */
+  excluded?: Record<EntityKind, number>;
 }
 
 /** Options of one source that affect mapping. */
@@ -34,9 +37,9 @@ export interface SourceMappingOptions {
   /** An invalid phone: dropped with a warning (default), or the member quarantined. */
   phonePolicy?: 'drop' | 'quarantine' | undefined;
   authoritativeFields?: string[];
-  departments?: { fields: Partial<DepartmentFieldsConfig> } | undefined;
-  positions?: { fields: PositionFieldsConfig } | undefined;
-  members?: { fields: Partial<MemberFieldsConfig>; status_map?: Record<string, DesiredMemberStatus> | undefined; path_separator?: string } | undefined;
+  departments?: ({ fields: Partial<DepartmentFieldsConfig> } & ScopeConfig) | undefined;
+  positions?: ({ fields: PositionFieldsConfig } & ScopeConfig) | undefined;
+  members?: ({ fields: Partial<MemberFieldsConfig>; status_map?: Record<string, DesiredMemberStatus> | undefined; path_separator?: string } & ScopeConfig) | undefined;
 }
 
 /** Values a connector works out itself (LDAP: parent and department from the DN, disabled flags). */
@@ -85,6 +88,8 @@ export class SourceCollector {
   private readonly statusMap: Record<string, DesiredMemberStatus> | undefined;
   private readonly separator: string;
   private readonly sharedValues = new Map<string, string>();
+  private readonly scopes: Record<EntityKind, Scope | undefined>;
+  private readonly excluded: Record<EntityKind, number> = { departments: 0, positions: 0, members: 0 };
 
   constructor(private readonly opts: SourceMappingOptions) {
     this.dept = compileAll(opts.departments?.fields);
@@ -92,6 +97,7 @@ export class SourceCollector {
     this.mem = compileAll(opts.members?.fields);
     const phoneSpec = opts.members?.fields.phone;
     this.phoneReaders = phoneSpec === undefined ? [] : (Array.isArray(phoneSpec) ? phoneSpec : [phoneSpec]).map((f) => compileField(f));
+    this.scopes = { departments: compileScope(opts.departments), positions: compileScope(opts.positions), members: compileScope(opts.members) };
     this.statusMap = opts.members?.status_map;
     this.separator = opts.members?.path_separator ?? '/';
     if (opts.departments) this.provided.departments = true;
@@ -102,16 +108,29 @@ export class SourceCollector {
     }
   }
 
-  /** Every name the mapping of `entity` reads (columns, attributes, paths). */
+  /** Every name the mapping and the scope of `entity` read (columns, attributes, paths). */
   fieldNames(entity: EntityKind): string[] {
     const readers: Readers<string> = entity === 'departments' ? this.dept : entity === 'positions' ? this.pos : this.mem;
-    return [...new Set(Object.values(readers).flatMap((r) => r!.names))];
+    return [...new Set([...Object.values(readers).flatMap((r) => r!.names), ...(this.scopes[entity]?.names ?? []).map(([, n]) => n)])];
   }
 
   /** Every mapped field of `entity` with the names it reads, for header checks. */
   fieldNamesByField(entity: EntityKind): [string, string[]][] {
     const readers: Readers<string> = entity === 'departments' ? this.dept : entity === 'positions' ? this.pos : this.mem;
     return Object.entries(readers).map(([k, r]) => [k, r!.names]);
+  }
+
+  /** The names the include/exclude rules of `entity` read, with their config keys (`exclude[0].field`). */
+  scopeNames(entity: EntityKind): [string, string][] {
+    return this.scopes[entity]?.names ?? [];
+  }
+
+  /** True (and counted) when the entity's include/exclude rules leave this record out. */
+  private outOfScope(entity: EntityKind, lookup: Lookup): boolean {
+    const scope = this.scopes[entity];
+    if (scope === undefined || scope.takes(lookup)) return false;
+    this.excluded[entity]++;
+    return true;
   }
 
   /** Adds a quarantine entry the connector found itself (a malformed record). */
@@ -167,6 +186,7 @@ export class SourceCollector {
 
   /** Maps one raw department. */
   addDepartment(lookup: Lookup, location: string, overrides: RecordOverrides = {}): void {
+    if (this.scopes.departments !== undefined && this.outOfScope('departments', lookup)) return;
     try {
       const d: DesiredDepartment = { source_id: this.id(this.dept, lookup), name: this.name(this.dept, 'name', lookup), origin: { source: this.opts.source, location } };
       const parent = overrides.parent_source_id ?? this.optional(this.dept, 'parent', lookup, MAX_ID_LENGTH);
@@ -185,6 +205,7 @@ export class SourceCollector {
 
   /** Maps one raw position. */
   addPosition(lookup: Lookup, location: string): void {
+    if (this.scopes.positions !== undefined && this.outOfScope('positions', lookup)) return;
     try {
       const p: DesiredPosition = { source_id: this.id(this.pos, lookup), name: this.name(this.pos, 'name', lookup), origin: { source: this.opts.source, location } };
       const desc = this.optional(this.pos, 'description', lookup, MAX_DESCRIPTION_LENGTH);
@@ -205,6 +226,7 @@ export class SourceCollector {
   addMember(lookup: Lookup, location: string, overrides: RecordOverrides = NO_OVERRIDES): void {
     const m = this.mem;
     let droppedPhone: Problem | undefined;
+    if (this.scopes.members !== undefined && this.outOfScope('members', lookup)) return;
     try {
       // Departments derived from a path come first: a member quarantined for another reason still proves its department exists.
       let department = overrides.department_source_id ?? '';
@@ -313,6 +335,7 @@ export class SourceCollector {
       warnings: this.dropWarningsOfQuarantined(),
       provided: this.provided,
       authoritative: this.opts.authoritativeFields ?? [],
+      excluded: { ...this.excluded },
     };
   }
 

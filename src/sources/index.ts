@@ -55,6 +55,8 @@ export interface SourceSummary {
   positions: number;
   members: number;
   quarantined: number;
+  /** Records left out by include/exclude rules, per entity. */
+  excluded: { departments: number; positions: number; members: number };
 }
 
 /** The desired state plus what each source yielded (for `orgsync sources check`). */
@@ -78,8 +80,17 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
     const log = opts.logger.child({ source: source.name });
     log.debug({ type: source.type }, 'reading source');
     const batch = await readSource(source, { ...ctx, logger: log });
-    const summary = { name: source.name, type: source.type, departments: batch.departments.length, positions: batch.positions.length, members: batch.members.length, quarantined: batch.quarantine.length };
-    log.info({ departments: summary.departments, positions: summary.positions, members: summary.members, quarantined: summary.quarantined }, 'source read');
+    const excluded = batch.excluded ?? { departments: 0, positions: 0, members: 0 };
+    const summary: SourceSummary = {
+      name: source.name,
+      type: source.type,
+      departments: batch.departments.length,
+      positions: batch.positions.length,
+      members: batch.members.length,
+      quarantined: batch.quarantine.length,
+      excluded,
+    };
+    log.info({ departments: summary.departments, positions: summary.positions, members: summary.members, quarantined: summary.quarantined, excluded }, 'source read');
     batches.push(batch);
     sources.push(summary);
   }

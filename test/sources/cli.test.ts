@@ -76,7 +76,7 @@ describe('orgsync sources check', () => {
     const doc = JSON.parse(r.out) as { desired: unknown; quarantined: number; quarantine: { reason: string }[]; sources: unknown[] };
     expect(doc.desired).toEqual({ departments: 1, positions: 2, members: 1 });
     expect(doc.quarantine.map((q) => q.reason)).toEqual(['unknown_parent', 'parent_quarantined', 'department_quarantined', 'department_quarantined']);
-    expect(doc.sources).toEqual([{ name: 'hr', type: 'csv', departments: 3, positions: 2, members: 3, quarantined: 0 }]);
+    expect(doc.sources).toEqual([{ name: 'hr', type: 'csv', departments: 3, positions: 2, members: 3, quarantined: 0, excluded: { departments: 0, positions: 0, members: 0 } }]);
   });
 
   it('exits 2 with one line naming file, line and column when a source file is malformed input', async () => {

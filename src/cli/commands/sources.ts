@@ -58,7 +58,9 @@ export function renderReport(file: string, report: SourcesReport): string {
   const { state } = report;
   let out = `sources check: ${file}\n`;
   for (const s of report.sources) {
-    out += `source ${s.name} (${s.type}): ${plural(s.departments, 'department')}, ${plural(s.positions, 'position')}, ${plural(s.members, 'member')}, ${s.quarantined} quarantined\n`;
+    const ex = (['departments', 'positions', 'members'] as const).filter((e) => (s.excluded?.[e] ?? 0) > 0);
+    const scoped = ex.length > 0 ? `, out of scope: ${ex.map((e) => `${s.excluded[e]} ${e}`).join(', ')}` : '';
+    out += `source ${s.name} (${s.type}): ${plural(s.departments, 'department')}, ${plural(s.positions, 'position')}, ${plural(s.members, 'member')}, ${s.quarantined} quarantined${scoped}\n`;
   }
   const provided = (['departments', 'positions', 'members'] as const).filter((e) => state.provided[e]);
   out += `desired: ${plural(state.departments.length, 'department')}, ${plural(state.positions.length, 'position')}, ${plural(state.members.length, 'member')} (provided: ${provided.length ? provided.join(', ') : 'none'})\n`;

@@ -14,6 +14,33 @@ import { SourceCollector, type SourceBatch, type Lookup } from '../../desired/in
 import { sourceInvalid, sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
 
 const UTF8 = new Set(['utf-8', 'utf8']);
+const SNIFF_BYTES = 1 << 16;
+const CANDIDATES = [',', ';', '\t', '|'];
+
+/**
+ * `delimiter: auto`: the candidate (comma, semicolon, tab, pipe) that occurs most often outside quotes in the header
+ * line (the first line after skip_rows that is neither empty nor a comment); a tie goes to the earlier candidate,
+ * none at all to a comma (a one-column file).
+ */
+export function sniffDelimiter(text: string, skipRows: number, comment: string | undefined, quote: string): string {
+  const lines = text.replace(/^\ufeff/, '').split(/\r?\n/).slice(skipRows);
+  const header = lines.find((l) => l.trim() !== '' && (comment === undefined || !l.startsWith(comment))) ?? '';
+  const counts = new Map(CANDIDATES.map((c) => [c, 0]));
+  let quoted = false;
+  for (const ch of header) {
+    if (ch === quote) quoted = !quoted;
+    else if (!quoted && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1);
+  }
+  let best = ',';
+  let most = 0;
+  for (const c of CANDIDATES) {
+    if (counts.get(c)! > most) {
+      best = c;
+      most = counts.get(c)!;
+    }
+  }
+  return best;
+}
 
 /** Reads a `type: csv` source. */
 export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadContext): Promise<SourceBatch> {
@@ -26,7 +53,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
     positions: source.positions,
     members: source.members,
   });
-  const entities: [EntityKind, { file: string; encoding?: string | undefined } | undefined][] = [
+  const entities: [EntityKind, { file: string; encoding?: string | undefined; skip_rows?: number | undefined } | undefined][] = [
     ['departments', source.departments],
     ['positions', source.positions],
     ['members', source.members],
@@ -36,7 +63,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
     throwIfAborted(ctx.signal);
     const add: (lookup: Lookup, location: string) => void =
       entity === 'departments' ? (l, loc) => collector.addDepartment(l, loc) : entity === 'positions' ? (l, loc) => collector.addPosition(l, loc) : (l, loc) => collector.addMember(l, loc);
-    await readCsvFile(source, entity, cfg.file, cfg.encoding ?? source.encoding, collector, add, ctx);
+    await readCsvFile(source, entity, cfg.file, cfg.encoding ?? source.encoding, cfg.skip_rows ?? source.skip_rows, collector, add, ctx);
   }
   return collector.finish();
 }
@@ -46,6 +73,7 @@ async function readCsvFile(
   entity: EntityKind,
   file: string,
   encoding: string,
+  skipRows: number,
   collector: SourceCollector,
   add: (lookup: Lookup, location: string) => void,
   ctx: SourceReadContext,
@@ -59,7 +87,8 @@ async function readCsvFile(
   try {
     const fh = await open(path, 'r');
     try {
-      const { buffer, bytesRead } = await fh.read(Buffer.alloc(4), 0, 4, 0);
+      // The first 64 KiB: the byte-order mark, and the header line for `delimiter: auto`.
+      const { buffer, bytesRead } = await fh.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0);
       head = buffer.subarray(0, bytesRead);
     } finally {
       await fh.close();
@@ -79,6 +108,9 @@ async function readCsvFile(
         if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: column "${n}" (${entity}.fields.${field}) is not in the header (${names.map((x) => x.trim()).join(', ')})`);
       }
     }
+    for (const [key, n] of collector.scopeNames(entity)) {
+      if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: column "${n}" (${entity}.${key}) is not in the header (${names.map((x) => x.trim()).join(', ')})`);
+    }
   };
   if (!source.header) {
     // Without a header, columns are named by number from 1.
@@ -93,7 +125,16 @@ async function readCsvFile(
   const lookup: Lookup = (name) => row[idx[name]!];
   // Every location shares this prefix (one string fewer held per record).
   const at = `${file}:`;
-  const parser = parse({ delimiter: source.delimiter, quote: source.quote, bom: true, skip_empty_lines: true, relax_column_count: false });
+  const delimiter = source.delimiter === 'auto' ? sniffDelimiter(UTF8.has(enc) ? head.toString('utf8') : iconv.decode(head, enc), skipRows, source.comment, source.quote) : source.delimiter;
+  const parser = parse({
+    delimiter,
+    quote: source.quote,
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: false,
+    ...(skipRows > 0 ? { from_line: skipRows + 1 } : {}),
+    ...(source.comment !== undefined ? { comment: source.comment } : {}),
+  });
   // Records are mapped in the 'data' handler, which runs as each record is parsed, so parser.info.lines is that
   // record's (last) line. Cheaper than on_record, which builds an info object per record.
   parser.on('data', (record: string[]) => {
