@@ -17,6 +17,7 @@
 import type { SyncConfig } from '../config/sync.js';
 import type { Change, ChangeOp, EntityKind, PlanValue, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
 import { CHANGE_OPS, isPlanRef } from '../domain/index.js';
+import { stateDbFault } from '../mirror/db-faults.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import { describePlatformError, isPlatformError, type PlatformError } from '../platform/errors.js';
@@ -142,6 +143,15 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   else options.signal?.addEventListener('abort', onShutdown, { once: true });
   const client = fencedPort(deps.client, { beforeAttempt: () => stop.assertMayWrite(), noRetry: stop.signal, ...(options.abort ? { signal: options.abort } : {}) });
   // State-DB writes are group-committed (see write-batcher.ts); `durable` waits for the commit, `record` does not.
+  // A write whose result cannot be recorded (the DB locked past its busy timeout, damaged, full) stops the apply at
+  // once: what it creates would be unowned, so no further write may start.
+  const unrecordable = (err: unknown): void => {
+    const path = deps.ownership.dbPath;
+    const fault = stateDbFault(err, path, { doing: 'could not record a write', busyTimeoutMs: deps.ownership.busyTimeoutMs });
+    const message = fault?.message ?? `could not record a write in state DB ${path}: ${oneLine(err)}`;
+    if (!stop.reason) log.error({ state_db: path, error: oneLine(err) }, 'could not record a write in the state DB: no further write starts');
+    stop.stop({ kind: 'state_unrecordable', message });
+  };
   const batcher = new WriteBatcher((fn) => deps.ownership.inTransaction(fn));
   const ctx: StepContext = {
     deps,
@@ -150,15 +160,24 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     created,
     refresh: refreshSerial,
     now: () => new Date(deps.clock.now()).toISOString(),
-    durable: (fn) => batcher.write(fn),
+    durable: (fn) =>
+      batcher.write(fn).catch((err: unknown) => {
+        unrecordable(err);
+        throw err;
+      }),
     record: (fn) => {
-      batcher.write(fn, { lazy: true }).catch((err: unknown) => log.error({ error: oneLine(err) }, 'could not record a write in the state DB'));
+      batcher.write(fn, { lazy: true }).catch(unrecordable);
     },
     flush: () => batcher.flush(),
   };
   // THE dry-run seam.
   const executor = options.dryRun ? dryRunExecutor : realExecutor;
-  await executor.before(changes, ctx);
+  try {
+    await executor.before(changes, ctx);
+  } catch (err) {
+    // Unrecordable: the apply is stopped and starts nothing (every change counts as not started).
+    if (!stop.reason) throw err;
+  }
 
   const finish = (r: ChangeResult): void => {
     results.set(r.change.id, r);

@@ -25,6 +25,11 @@ export const stateConfigSchema = z
       .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 24h, 90m, 1h30m or 3600s' })
       .default('24h')
       .describe('Take a full walk (and drop records it did not see) when the last one is older than this (e.g. 24h, 90m, 1h30m).'),
+    busy_timeout: z
+      .string()
+      .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 10s, 30s or 500ms' })
+      .default('10s')
+      .describe('How long a state DB statement waits for another process\'s lock before it fails; a write whose result still cannot be recorded stops the run (exit 1), naming the file and what holds it.'),
     lease_ttl: z
       .string()
       .refine((v) => (parseDuration(v) ?? 0) >= 3000, { message: 'expected a duration of at least 3s, such as 60s or 2m' })

@@ -6,13 +6,14 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
+import { DEFAULT_BUSY_TIMEOUT_MS, stateDbFault } from './db-faults.js';
 import { migrations as allMigrations, runMigrations, type Migration } from './migrations/index.js';
 
 /** Options of openStateDb. */
 export interface OpenStateDbOptions {
   /** Migrations to apply (default: all of ./migrations/index.ts). */
   migrations?: readonly Migration[];
-  /** How long a writer waits for another process's lock, in ms (default 5000). */
+  /** How long a statement waits for another process's lock, in ms (default 10 s: state.busy_timeout). */
   busyTimeoutMs?: number;
   readonly?: boolean;
 }
@@ -31,7 +32,7 @@ export function openStateDb(path: string, options: OpenStateDbOptions = {}): Dat
     throw new OrgsyncError('STATE_ERROR', `cannot open state DB ${path}: ${(err as Error).message}`, { cause: err });
   }
   try {
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
@@ -41,6 +42,8 @@ export function openStateDb(path: string, options: OpenStateDbOptions = {}): Dat
   } catch (err) {
     db.close();
     if (err instanceof OrgsyncError) throw err;
+    const fault = stateDbFault(err, path, { doing: 'cannot open the state DB', busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    if (fault) throw fault;
     throw new OrgsyncError('STATE_ERROR', `${path}: cannot prepare state DB: ${(err as Error).message}`, { cause: err });
   }
   return db;

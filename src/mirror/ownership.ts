@@ -103,6 +103,16 @@ export class OwnershipStore {
     });
   }
 
+  /** The state DB's file (for messages). */
+  get dbPath(): string {
+    return this.db.name;
+  }
+
+  /** The connection's busy timeout in ms (for messages). */
+  get busyTimeoutMs(): number {
+    return this.db.pragma('busy_timeout', { simple: true }) as number;
+  }
+
   /**
    * Runs `fn` in one transaction of the state DB (the connection the mirror shares), so that a group of writes
    * costs one commit; the repositories' own transactions inside it become savepoints.

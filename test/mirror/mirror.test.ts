@@ -61,7 +61,7 @@ describe('state DB', () => {
     const db = openStateDb(join(dir, 'sub', 'state.db'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
-    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(10000); // the default state.busy_timeout
     expect(db.pragma('user_version', { simple: true })).toBe(Math.max(...migrations.map((m) => m.version)));
     db.close();
     // Re-opening applies nothing twice.

@@ -7,6 +7,7 @@ import { metricsRunObserver, mirrorProbe, runDaemon, runOutcomeOf, type RunSync 
 import { runOnce, type RunOnceOptions, type RunSummary } from '../../daemon/run-once.js';
 import { CronScheduler, type Scheduler } from '../../daemon/schedule.js';
 import { openStateDb } from '../../mirror/db.js';
+import { explainStateDbError } from '../../mirror/db-faults.js';
 import { MirrorLease } from '../../mirror/lease.js';
 import { Mirror } from '../../mirror/mirror.js';
 import { OwnershipStore } from '../../mirror/ownership.js';
@@ -75,7 +76,8 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     base: { sync_id: config.sync.id },
   });
   const dbPath = resolveConfigPath(config, config.state.path);
-  const db = openStateDb(dbPath);
+  const busyTimeoutMs = parseDuration(config.state.busy_timeout)!;
+  const db = openStateDb(dbPath, { busyTimeoutMs });
   const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(clock), ttlMs: parseDuration(config.state.lease_ttl)! });
   const onLeaseLost = (): void => {
     const holder = lease.current();
@@ -85,7 +87,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     lease.acquire();
   } catch (err) {
     db.close();
-    throw err;
+    throw explainStateDbError(err, dbPath, { doing: 'cannot take the state DB lease', busyTimeoutMs });
   }
   lease.startHeartbeat(onLeaseLost);
   const gates = [leaseGate(lease)];
@@ -162,7 +164,10 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           trust: createRunTrust(new TrustStateStore(db, config.sync.id), config, mirror),
         },
         opts,
-      );
+      ).catch((err: unknown) => {
+        // A locked or damaged state DB is told with its path and the way out, not as an internal error.
+        throw explainStateDbError(err, dbPath, { busyTimeoutMs });
+      });
     },
     close: async () => {
       lease.release();
