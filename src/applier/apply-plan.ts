@@ -146,6 +146,12 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   // A write whose result cannot be recorded (the DB locked past its busy timeout, damaged, full) stops the apply at
   // once: what it creates would be unowned, so no further write may start.
   const unrecordable = (err: unknown): void => {
+    // A cause the gates know (a lost lease: the new holder is writing the DB) is the one to report.
+    try {
+      if (stop.checkGates()) return;
+    } catch {
+      // a gate that cannot be checked does not hide the write that could not be recorded
+    }
     const path = deps.ownership.dbPath;
     const fault = stateDbFault(err, path, { doing: 'could not record a write', busyTimeoutMs: deps.ownership.busyTimeoutMs });
     const message = fault?.message ?? `could not record a write in state DB ${path}: ${oneLine(err)}`;

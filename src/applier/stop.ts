@@ -61,8 +61,8 @@ export class ApplyStop {
     this.controller.abort(new WriteRefused(reason));
   }
 
-  /** Runs every gate; throws WriteRefused when the apply is (or now becomes) stopped. Called before each write attempt. */
-  assertMayWrite(): void {
+  /** Runs every gate (unless stopped already); the first that refuses stops the apply. Returns the stop reason, if any. */
+  checkGates(): StopReason | undefined {
     if (!this.why) {
       for (const gate of this.gates) {
         const r = gate.check();
@@ -72,6 +72,12 @@ export class ApplyStop {
         }
       }
     }
-    if (this.why) throw new WriteRefused(this.why);
+    return this.why;
+  }
+
+  /** Runs every gate; throws WriteRefused when the apply is (or now becomes) stopped. Called before each write attempt. */
+  assertMayWrite(): void {
+    const why = this.checkGates();
+    if (why) throw new WriteRefused(why);
   }
 }

@@ -118,7 +118,9 @@ export class OwnershipStore {
    * costs one commit; the repositories' own transactions inside it become savepoints.
    */
   inTransaction(fn: () => void): void {
-    this.db.transaction(fn)();
+    // IMMEDIATE: the write lock is taken at BEGIN, through the busy timeout. A deferred transaction whose first
+    // statement reads would fail at once (SQLITE_BUSY_SNAPSHOT, no wait) when another process committed meanwhile.
+    this.db.transaction(fn).immediate();
   }
 
   /** Members this sync owns: third_user_id -> account_id. */
