@@ -30,7 +30,8 @@ export function steadyWallClock(clock: Clock): () => number {
   if (!clock.monotonic) return () => clock.now();
   const wall0 = clock.now();
   const mono0 = clock.monotonic();
-  return () => wall0 + (clock.monotonic!() - mono0);
+  // Whole milliseconds, as Date.now() gives: callers store it in INTEGER columns (the lease's STRICT table).
+  return () => wall0 + Math.floor(clock.monotonic!() - mono0);
 }
 
 /** The real clock. */
