@@ -74,6 +74,16 @@ describe('lease time under a stepped wall clock', () => {
     expect(b.isHeld).toBe(true);
   });
 
+  it('on the real clocks (fractional monotonic readings) the lease stores whole milliseconds', () => {
+    const db = open();
+    const a = new MirrorLease(db, { ttlMs: TTL });
+    a.acquire();
+    expect(a.renew()).toBe(true);
+    expect(Number.isInteger(expiry(db))).toBe(true);
+    expect(Math.abs(expiry(db) - (Date.now() + TTL))).toBeLessThan(5_000);
+    a.release();
+  });
+
   it('stepped forward an hour: the renewal does not push the expiry an hour out (not extended)', () => {
     const host = new SteppedHost();
     const other = new SteppedHost();
