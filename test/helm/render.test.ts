@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { chartDir, chartFile } from './chart.js';
+import { chartDir, chartFile, renderAlerts, values as chartValues } from './chart.js';
 import { helm, helmBin, template, type K8sObject, type Rendered } from './helm.js';
 import { schemaProblems } from './k8s-schema.js';
 
@@ -305,6 +305,12 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
       expect(new Set(minutes).size).toBeGreaterThan(30);
       expect(await problems(rendered)).toEqual([]);
     });
+  });
+
+  it('the PrometheusRule helm renders is files/alerts.yaml as the promtool tests render it (test/helm/alerts.test.ts)', () => {
+    const rule = one(ok(template(bin!, { values: [{ prometheusRule: { enabled: true } }] })), 'PrometheusRule');
+    expect(rule.spec).toEqual(parse(renderAlerts(chartValues())));
+    expect(rule.spec.groups[0].rules.length).toBeGreaterThanOrEqual(6);
   });
 
   describe('values.schema.json, applied by helm template, rejects bad values', () => {
