@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { OrgsyncError } from '../shared/errors.js';
 import { registerSecrets } from '../shared/redact.js';
+import { expandPresets } from './presets/index.js';
 import { configSchema, type Config } from './schema.js';
 import { formatPath, formatZodIssues } from './zod-errors.js';
 
@@ -124,7 +125,9 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: the config must be a YAML mapping`);
   }
   const ctx: LoadContext = { env, dir: dirname(abs), file: abs, secrets: new Set() };
-  const interpolated = walk(raw, [], ctx, false);
+  const interpolated = walk(raw, [], ctx, false) as Record<string, unknown>;
+  // Presets are config fragments under the source's own keys: expanded before validation, so errors name real keys.
+  if ('sources' in interpolated) interpolated.sources = expandPresets(interpolated.sources);
   // From here on every stage's output (logs, errors, /status, history, plan files, the terminal) replaces them.
   registerSecrets(ctx.secrets);
   // reportInput: zod 4 keeps the offending input on issues only when asked; formatZodIssues needs it to tell

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parsePath, PathSyntaxError } from '../shared/field-path.js';
+import { PRESET_NAMES, PRESETS } from './presets/index.js';
 
 /**
  * `sources:` — where HR truth comes from. One entry per source, a discriminated union on `type`
@@ -242,6 +243,8 @@ export type HttpAuthConfig = z.infer<typeof httpAuthSchema>;
 
 const hrisEntity = {
   url: z.url({ protocol: /^https?$/ }).optional().describe('HTTP(S) address of the first page (give url or file).'),
+  method: z.enum(['GET', 'POST']).default('GET').describe('GET, or POST for search endpoints that take a JSON body (HiBob\'s people search).'),
+  body: z.record(z.string(), z.unknown()).optional().describe('The JSON body of a POST (sent with every page).'),
   file: z.string().min(1).optional().describe('A JSON file instead of a URL; relative to the config file.'),
   items_path: jsonPathSchema('Path to the array of records in each response; empty: the response is the array (scim: Resources; odata: value or d.results).').default(''),
   total_path: jsonPathSchema('Path to the total number of records the source states (any page; the last one read counts); fewer records than that fails the read.').optional(),
@@ -288,6 +291,11 @@ export const hrisJsonSourceSchema = z
   .strictObject({
     ...common,
     type: z.literal('hris-json'),
+    preset: z
+      .enum(PRESET_NAMES)
+      .optional()
+      .describe('A vendor preset (docs/sources/<preset>.md) that fills url, items_path, pagination, fields, status_map and scope; every key can be overridden. type: hris-json may be left out.'),
+    base_url: z.url({ protocol: /^https?$/ }).optional().describe('With a preset: where this tenant\'s API lives (e.g. https://acme.okta.com/scim/v2); presets of single-host vendors have a default.'),
     headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers sent with every request of this source (e.g. X-Tenant: acme); Authorization and other credential headers only to the source\'s own origin.'),
     auth: httpAuthSchema.optional(),
     allowed_origins: z
@@ -301,7 +309,12 @@ export const hrisJsonSourceSchema = z
     positions: withPaths(z.strictObject({ ...hrisEntity, fields: positionFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
     members: withPaths(z.strictObject({ ...hrisEntity, ...memberOptions, fields: memberFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
   })
-  .describe('An HRIS JSON API (or JSON files): fields mapped by dotted paths.');
+  .superRefine((v, ctx) => {
+    if (v.preset !== undefined && v.base_url === undefined && !('defaultBaseUrl' in PRESETS[v.preset])) {
+      ctx.addIssue({ code: 'custom', message: `preset ${v.preset} needs base_url (where this tenant's API lives)`, path: ['base_url'] });
+    }
+  })
+  .describe('An HRIS JSON API (or JSON files): fields mapped by field paths, or a vendor preset.');
 
 // --- LDAP --------------------------------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { sourcesConfigSchema } from '../../src/config/sources.js';
+import { expandPresets } from '../../src/config/presets/index.js';
 import type { Config } from '../../src/config/schema.js';
 import { readDesiredState } from '../../src/sources/index.js';
 import { silentLogger } from '../../src/shared/logger.js';
@@ -17,7 +18,7 @@ export const instantClock: Clock = { now: () => Date.UTC(2026, 0, 1), sleep: asy
 
 /** The parts of a Config that readDesiredState reads. */
 export function sourcesConfig(sources: unknown[], dir = FIXTURES): Pick<Config, 'sources' | 'meta'> {
-  return { sources: sourcesConfigSchema.parse(sources), meta: { file: join(dir, 'orgsync.yaml'), dir, secrets: [] } };
+  return { sources: sourcesConfigSchema.parse(expandPresets(sources)), meta: { file: join(dir, 'orgsync.yaml'), dir, secrets: [] } };
 }
 
 /** Reads the given sources with the real connectors. */

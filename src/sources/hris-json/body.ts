@@ -8,6 +8,8 @@ import { sourceInvalid, sourceUnreadable } from '../context.js';
 export interface EntityConfig {
   url?: string | undefined;
   file?: string | undefined;
+  method?: 'GET' | 'POST';
+  body?: Record<string, unknown> | undefined;
   items_path: string;
   total_path?: string | undefined;
   pagination: PaginationConfig;

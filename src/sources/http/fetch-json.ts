@@ -63,8 +63,10 @@ export class HttpPageReader {
     return h;
   }
 
-  /** GETs `url` and returns the response's text (2xx) after redirects; `where` names the page in messages. */
-  async getText(first: URL): Promise<{ text: string; url: URL }> {
+  /** GETs (or POSTs `body` to) `url` and returns the response's text (2xx) after redirects. */
+  async getText(first: URL, request_: { method?: 'GET' | 'POST'; body?: unknown } = {}): Promise<{ text: string; url: URL }> {
+    let method = request_.method ?? 'GET';
+    const payload = request_.body === undefined ? undefined : JSON.stringify(request_.body);
     const { source, entity, ctx } = this;
     let url = first;
     let redirects = 0;
@@ -76,9 +78,12 @@ export class HttpPageReader {
       let retryAfter: string | string[] | undefined;
       let location: string | string[] | undefined;
       try {
+        const headers = await this.headersFor(url);
+        if (method === 'POST') headers['content-type'] = 'application/json';
         const res = await request(url, {
-          method: 'GET',
-          headers: await this.headersFor(url),
+          method,
+          ...(method === 'POST' ? { body: payload ?? '{}' } : {}),
+          headers,
           headersTimeout: source.timeout_ms,
           bodyTimeout: source.timeout_ms,
           ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -95,15 +100,17 @@ export class HttpPageReader {
           continue;
         }
         const code = (err as { code?: string }).code;
-        throw sourceUnreadable(source.name, `${entity}: GET ${where} failed: ${code ?? (err as Error).message}`, err);
+        throw sourceUnreadable(source.name, `${entity}: ${method} ${where} failed: ${code ?? (err as Error).message}`, err);
       }
       if (status >= 200 && status < 300) return { text, url };
       if (REDIRECTS.has(status)) {
         const loc = Array.isArray(location) ? location[0] : location;
-        if (!loc) throw sourceUnreadable(source.name, `${entity}: GET ${where} answered HTTP ${status} without a Location`);
-        if (++redirects > MAX_REDIRECTS) throw sourceUnreadable(source.name, `${entity}: GET ${redactUrl(first)}: more than ${MAX_REDIRECTS} redirects`);
+        if (!loc) throw sourceUnreadable(source.name, `${entity}: ${method} ${where} answered HTTP ${status} without a Location`);
+        if (++redirects > MAX_REDIRECTS) throw sourceUnreadable(source.name, `${entity}: ${method} ${redactUrl(first)}: more than ${MAX_REDIRECTS} redirects`);
         const next = new URL(loc, url);
         this.checkOrigin(next, `a redirect (HTTP ${status})`);
+        // 307 and 308 repeat the request as it was; the others become a GET (RFC 9110 15.4).
+        if (status !== 307 && status !== 308) method = 'GET';
         url = next;
         attempt = 0;
         continue;
@@ -122,7 +129,7 @@ export class HttpPageReader {
         await ctx.clock.sleep(Number.isFinite(ra) && ra > 0 ? Math.min(ra, 300) * 1000 : backoff(attempt), ctx.signal);
         continue;
       }
-      throw sourceUnreadable(source.name, `${entity}: GET ${where} answered HTTP ${status}${status === 401 && refreshed ? ' (also with a fresh token)' : ''}`);
+      throw sourceUnreadable(source.name, `${entity}: ${method} ${where} answered HTTP ${status}${status === 401 && refreshed ? ' (also with a fresh token)' : ''}`);
     }
   }
 }
