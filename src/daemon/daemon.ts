@@ -334,6 +334,7 @@ export function metricsRunObserver(metrics: OrgsyncMetrics): RunObserver {
       for (const w of plan.withheld) if (w.change.op === 'remove') metrics.removalsBlockedTotal.inc({ guard: w.why.split(':')[0] ?? w.why });
     },
     onGuard(guard, plan) {
+      metrics.guardRefusalsTotal.inc({ guard });
       if (guard === 'delete_threshold') metrics.deleteThresholdExceededTotal.inc();
       const removals = plan.changes.filter((c) => c.op === 'remove').length;
       if (removals > 0) metrics.removalsBlockedTotal.inc({ guard }, removals);

@@ -228,6 +228,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     ...(sync.root_department !== undefined ? { rootDepartment: sync.root_department } : {}),
     ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
     ...(trust ? { trust: trust.filter } : {}),
+    ...(deps.trust ? { stateKnown: deps.trust.knowsSync() } : {}),
   };
   const plan = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, now: clock.now() });
   phases.planMs = lap();

@@ -31,6 +31,8 @@ export interface PreparedTrust {
 /** Builds the trust part of runs from the state DB. */
 export interface RunTrust {
   prepare(desired: DesiredState, options: TrustRunOptions, now: number): PreparedTrust;
+  /** Whether the state DB knows earlier runs of this sync.id (the state_lost guard). */
+  knowsSync(): boolean;
 }
 
 /** Departments and positions the mirror shows owned by `syncId`. */
@@ -45,6 +47,7 @@ export function ownedPlatformRecords(mirror: Mirror, syncId: string): { entity: 
 /** The trust part of runs of `config` over `store`; with `mirror`, owned departments and positions get a first-seen date. */
 export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sources' | 'sync'>, mirror?: Mirror): RunTrust {
   return {
+    knowsSync: () => store.knowsSync(),
     prepare(desired, options, now) {
       const scope = configScope(config);
       const previous = store.scope();

@@ -87,6 +87,7 @@ export class TrustStateStore {
   private readonly selectOwnedFacts: Database.Statement;
   private readonly insertSeen: Database.Statement;
   private readonly selectSeen: Database.Statement;
+  private readonly selectKnown: Database.Statement;
   private readonly commitTx: (c: TrustCommit) => void;
 
   constructor(
@@ -115,6 +116,15 @@ export class TrustStateStore {
     this.selectOwnedFacts = db.prepare('SELECT account_id AS accountId, origin, owned_since AS ownedSince FROM owned_members WHERE sync_id = ? AND third_user_id = ?');
     this.insertSeen = db.prepare('INSERT OR IGNORE INTO owned_records_seen (sync_id, entity, platform_id, first_seen_at) VALUES (?, ?, ?, ?)');
     this.selectSeen = db.prepare('SELECT first_seen_at FROM owned_records_seen WHERE sync_id = ? AND entity = ? AND platform_id = ?').pluck();
+    // Any trace of this sync.id having written or taken ownership (the reconcile's tables are created by earlier migrations).
+    this.selectKnown = db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM source_snapshots WHERE sync_id = @id) OR EXISTS (SELECT 1 FROM scope_fingerprints WHERE sync_id = @id)
+           OR EXISTS (SELECT 1 FROM owned_records_seen WHERE sync_id = @id) OR EXISTS (SELECT 1 FROM owned_members WHERE sync_id = @id)
+           OR EXISTS (SELECT 1 FROM adoption_log WHERE sync_id = @id) OR EXISTS (SELECT 1 FROM pending_creates WHERE sync_id = @id)
+           OR EXISTS (SELECT 1 FROM runs WHERE result <> 'dry_run' AND json_extract(summary, '$.writes') > 0)`,
+      )
+      .pluck();
     this.commitTx = db.transaction((c: TrustCommit) => {
       for (const r of c.ownedSeen ?? []) this.insertSeen.run(this.syncId, r.entity, r.platformId, c.at);
       for (const [entity, count] of Object.entries(c.snapshot) as [EntityKind, number][]) this.upsertSnapshot.run(this.syncId, entity, count, c.at);
@@ -122,6 +132,15 @@ export class TrustStateStore {
       for (const m of c.missing) this.insertMissing.run(this.syncId, m.entity, m.key, m.firstMissingAt, m.runs);
       if (c.scope) this.upsertScope.run(this.syncId, c.scope.fingerprint, JSON.stringify(c.scope.scope), c.at);
     });
+  }
+
+  /**
+   * Whether the state DB knows earlier runs of this sync.id: an accepted run's trust state, owned members, adoptions,
+   * pending creates, or a recorded run that wrote (an interrupted first run that created only departments leaves no
+   * other trace). False for a new or lost state DB (the state_lost guard compares it with the platform).
+   */
+  knowsSync(): boolean {
+    return this.selectKnown.get({ id: this.syncId }) === 1;
   }
 
   /** Last good source counts per entity (only entities recorded so far). */

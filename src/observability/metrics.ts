@@ -62,6 +62,7 @@ export class OrgsyncMetrics {
   readonly apiRetriesTotal: Counter<'reason'>;
   readonly mirrorWatermarkAgeSeconds: Gauge<'entity'>;
   readonly removalsBlockedTotal: Counter<'guard'>;
+  readonly guardRefusalsTotal: Counter<'guard'>;
   readonly sourceRecords: Gauge<'source' | 'entity'>;
   readonly quarantinedRecords: Gauge<'source' | 'reason'>;
   readonly blockedRecords: Gauge<'entity' | 'reason'>;
@@ -116,6 +117,12 @@ export class OrgsyncMetrics {
       labelNames: ['entity'],
       registers,
       collect: () => this.collectWatermarks(),
+    });
+    this.guardRefusalsTotal = new Counter({
+      name: `${p}guard_refusals_total`,
+      help: 'Runs (and plans) a guard refused, by guard (state_lost, empty_source, source_shrink, scope_change, delete_threshold).',
+      labelNames: ['guard'],
+      registers,
     });
     this.removalsBlockedTotal = new Counter({ name: `${p}removals_blocked_total`, help: 'Removals a guard kept from being applied, by guard.', labelNames: ['guard'], registers });
     this.sourceRecords = new Gauge({ name: `${p}source_records`, help: 'Records the last run read per source and entity.', labelNames: ['source', 'entity'], registers });

@@ -19,10 +19,12 @@
  * | status left (member)| live                                | owned                  | removal (member_removal)                 |
  * | absent, quarantined | live                                | owned                  | kept; warning quarantined_kept           |
  * | absent              | live                                | owned                  | removal (dept: only if it ends up empty) |
+ * | absent (member)     | live, third id, in an owned dept    | not owned              | warning not_owned_absent; left alone     |
  * | absent              | live                                | not owned              | nothing                                  |
  * | absent (entity not provided by any source) | any           | any                    | nothing                                  |
  *
- * Then: order (order.ts) -> policy (policies.ts) -> guards (guards.ts: empty source, delete threshold).
+ * Then: order (order.ts) -> policy (policies.ts) -> trust filters (trust/) -> guards (guards.ts PLAN_GUARDS: state lost,
+ * empty source, the trust filters' refusals, delete threshold).
  */
 import type { DesiredState, EntityKind, Plan, PlanWarning } from '../domain/index.js';
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
@@ -30,9 +32,10 @@ import type { DiffContext } from './context.js';
 import { diffDepartments } from './diff-departments.js';
 import { diffMembers } from './diff-members.js';
 import { diffPositions } from './diff-positions.js';
-import { deleteThresholdGuard, emptySourceGuard, type OwnedCounts } from './guards.js';
+import { firstRefusal, type OwnedCounts } from './guards.js';
 import { orderDepartmentDeletes, orderMoves } from './order.js';
 import { applyPolicy } from './policies.js';
+import { departmentOwnership } from './ownership.js';
 import type { PlannerSnapshot, PlanOptions } from './types.js';
 
 /** The default delete threshold (README "sync:"). */
@@ -51,6 +54,10 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
     resolveDepartment: (sid) => departments.resolve.get(sid) ?? (desired.provided.departments ? undefined : departments.byThird.get(sid)?.id),
     removing,
     tenantRootId: departments.tenantRootId,
+    isOwnedDepartment: (id) => {
+      const d = departments.byId.get(id);
+      return d !== undefined && departmentOwnership(d, opts.syncId) === 'owned';
+    },
   });
   const moves = orderMoves(departments.moves, departments, warnings);
   const deletes = orderDepartmentDeletes(
@@ -72,10 +79,16 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
   const trusted = opts.trust?.(policed.kept, { owned, threshold: opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD, ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) });
   const kept = trusted?.kept ?? policed.kept;
   const withheld = trusted ? [...policed.withheld, ...trusted.withheld] : policed.withheld;
-  const refusal =
-    emptySourceGuard(desired, owned) ??
-    trusted?.refusal ??
-    deleteThresholdGuard(kept, owned, opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD, opts.allowDeletes);
+  const refusal = firstRefusal({
+    syncId: opts.syncId,
+    desired,
+    owned,
+    kept,
+    threshold: opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD,
+    ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}),
+    ...(opts.stateKnown !== undefined ? { stateKnown: opts.stateKnown } : {}),
+    ...(trusted?.refusal ? { trustRefusal: trusted.refusal } : {}),
+  });
   const now = opts.now instanceof Date ? opts.now : new Date(opts.now);
   return {
     formatVersion: PLAN_FORMAT_VERSION,

@@ -12,6 +12,8 @@ export interface MemberDiffInput {
   removing: ReadonlySet<string>;
   /** The tenant root id (a member "in" it has no department). */
   tenantRootId: string;
+  /** Whether a platform department is owned by this sync (managed_by); absent: no such report. */
+  isOwnedDepartment?(platformId: string): boolean;
 }
 
 /** The member part of a plan. */
@@ -26,6 +28,9 @@ export interface MemberDiff {
   /** Department id -> members that stay in it (a delete of it cannot succeed). */
   staying: Map<string, string[]>;
 }
+
+/** Warning code: a member gone from the sources that looks like this sync's but is not owned (reported, kept). */
+export const NOT_OWNED_ABSENT = 'not_owned_absent';
 
 function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
   const list = m.get(k);
@@ -339,6 +344,23 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
       if (!crashedCreate(m)) continue;
       taken.add(m.account_id);
       removal(m, m.third_user_id, 'created by this sync in a run that stopped before recording it, and gone from the source');
+    }
+  }
+  // Gone from the sources, live, not owned, with a third id, in a department this sync owns: the kind of member this
+  // sync made, but no state vouches for it any more (its state DB was lost, or it was released). It is left alone,
+  // and said so by name rather than silently kept.
+  if (provided && input.isOwnedDepartment) {
+    for (const m of liveByAccount.values()) {
+      if (handled.has(m.account_id) || taken.has(m.account_id) || ownedAccounts.has(m.account_id)) continue;
+      if (m.third_user_id === '' || desiredIds.has(m.third_user_id) || ctx.held?.members.has(m.third_user_id) === true) continue;
+      if (!input.isOwnedDepartment(m.department_id)) continue;
+      ctx.warnings.push({
+        code: NOT_OWNED_ABSENT,
+        entity: 'members',
+        thirdId: m.third_user_id,
+        platformId: m.account_id,
+        message: `member "${m.display_name}" (third_user_id ${m.third_user_id}) is in no source but not owned by this sync (no state vouches for it): left alone; remove it by hand if the person left`,
+      });
     }
   }
   for (const m of liveByAccount.values()) {

@@ -2,6 +2,7 @@
 import type { SyncConfig } from '../config/sync.js';
 import type { Change, DesiredState, EntityKind, PlanRefusal } from '../domain/index.js';
 import { ENTITY_KINDS } from '../domain/index.js';
+import { STATE_LOST, stateLostGuard } from './trust/state-lost-guard.js';
 
 /** Owned live records per entity. */
 export type OwnedCounts = Record<EntityKind, number>;
@@ -48,4 +49,45 @@ export function deleteThresholdGuard(changes: readonly Change[], owned: OwnedCou
         : `the plan removes ${detail}: over sync.delete_threshold (max_count ${threshold.max_count}, max_percent ${threshold.max_percent}); nothing applied (re-run with --allow-deletes ${total} to permit it)`,
     entities: over,
   };
+}
+
+/** What every guard of the list sees: the plan's inputs and the changes that passed the policy and trust filters. */
+export interface GuardInput {
+  syncId: string;
+  desired: DesiredState;
+  owned: OwnedCounts;
+  /** Changes after the policy and the trust filters. */
+  kept: readonly Change[];
+  threshold: SyncConfig['delete_threshold'];
+  allowDeletes?: number;
+  /** Whether the state DB knows earlier runs of this sync.id (undefined: not checked). */
+  stateKnown?: boolean;
+  /** The trust filters' refusal (shrink guard, scope guard), when they refused. */
+  trustRefusal?: PlanRefusal;
+}
+
+/** A guard: a named check that turns a suspicious plan into a refusal (nothing is applied). */
+export interface PlanGuard {
+  name: string;
+  check(input: GuardInput): PlanRefusal | undefined;
+}
+
+/**
+ * The guards, in order: the first refusal wins. A lost state comes first (without it ownership itself is unknown,
+ * so every later count would mislead), then an empty source, the trust filters' refusals, the delete threshold.
+ */
+export const PLAN_GUARDS: readonly PlanGuard[] = [
+  { name: STATE_LOST, check: (i) => stateLostGuard({ syncId: i.syncId, stateKnown: i.stateKnown, managed: i.owned }) },
+  { name: 'empty_source', check: (i) => emptySourceGuard(i.desired, i.owned) },
+  { name: 'trust', check: (i) => i.trustRefusal },
+  { name: 'delete_threshold', check: (i) => deleteThresholdGuard(i.kept, i.owned, i.threshold, i.allowDeletes) },
+];
+
+/** The first refusal of `guards` (default: PLAN_GUARDS), or undefined when every guard lets the plan through. */
+export function firstRefusal(input: GuardInput, guards: readonly PlanGuard[] = PLAN_GUARDS): PlanRefusal | undefined {
+  for (const g of guards) {
+    const r = g.check(input);
+    if (r) return r;
+  }
+  return undefined;
 }

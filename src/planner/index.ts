@@ -6,3 +6,4 @@ export * from './guards.js';
 export * from './order.js';
 export * from './normalise.js';
 export * from './render.js';
+export { NOT_OWNED_ABSENT } from './diff-members.js';

@@ -39,6 +39,11 @@ export interface PlanOptions {
   deleteThreshold?: SyncConfig['delete_threshold'];
   /** `--allow-deletes N`: permits up to N removals in this run despite the threshold. */
   allowDeletes?: number;
+  /**
+   * Whether the state DB knows earlier runs of this sync.id (ownership, trust state or adoptions recorded). False with
+   * departments or positions managed by this sync.id on the platform: the state_lost guard refuses. Undefined: not checked.
+   */
+  stateKnown?: boolean;
   /** Issue 10: the trust filters (shrink guard, scope guard, grace period), after the policy, before the threshold. */
   trust?: PlanTrustFilter;
 }

@@ -34,8 +34,8 @@ export function registerPlanCommand(program: Command, ctx: CliContext, setResult
       'after',
       `
 Exit codes: 0 planned (or in sync), 1 failed, 2 config or usage error, 3 a guard refused the plan (delete threshold,
-source shrink, scope change),
-5 changes pending (only with --detailed-exitcode).
+source shrink, scope change, state_lost: the state DB was lost while the platform holds records this sync manages),
+5 changes pending or source records blocked (only with --detailed-exitcode).
 
 Examples:
   $ orgsync plan --config /etc/orgsync/orgsync.yaml

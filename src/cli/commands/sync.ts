@@ -5,6 +5,7 @@ import { finishSyncRun, writesOf } from '../../daemon/daemon.js';
 import type { RunSummary } from '../../daemon/run-once.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { blockedLines, blockedToJson, renderPlanText } from '../../planner/render.js';
+import { NOT_OWNED_ABSENT } from '../../planner/index.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
@@ -39,6 +40,12 @@ export function renderSyncSummary(s: RunSummary): string {
     if (s.failures.length > 50) lines.push(`  ... and ${s.failures.length - 50} more`);
   }
   lines.push(...blockedLines(s.blocked).filter((l) => l !== ''));
+  const notOwned = s.plan.warnings.filter((w) => w.code === NOT_OWNED_ABSENT);
+  if (notOwned.length > 0) {
+    lines.push(`not owned, left alone: ${notOwned.length}`);
+    for (const w of notOwned.slice(0, 50)) lines.push(`  ${w.entity} ${w.thirdId}: ${w.message}`);
+    if (notOwned.length > 50) lines.push(`  ... and ${notOwned.length - 50} more`);
+  }
   if (s.notStarted.length > 0) lines.push(`not started: ${s.notStarted.length} change(s) (${s.notStarted[0]!.message}); the next run plans them again`);
   if (s.notConverged.length > 0) {
     lines.push('did not converge:');
@@ -70,6 +77,7 @@ export function syncSummaryJson(s: RunSummary): Record<string, unknown> {
     not_converged: s.notConverged.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, message: f.message })),
     quarantined: s.quarantined,
     blocked: blockedToJson(s.blocked),
+    not_owned: s.plan.warnings.filter((w) => w.code === NOT_OWNED_ABSENT).map((w) => ({ entity: w.entity, third_id: w.thirdId, platform_id: w.platformId ?? null, message: w.message })),
     admins_not_removed: s.skippedAdmin,
     warnings: s.plan.warnings.length,
     replan_rounds: s.replanRounds,
@@ -95,7 +103,7 @@ export function registerSyncCommand(program: Command, ctx: CliContext, setResult
       'after',
       `
 Exit codes: 0 in sync (or everything applied; removals still inside sync.removal_grace are only reported),
-1 failed, 2 config or usage error, 3 stopped by a guard: delete threshold, source shrink or scope change (the plan is
+1 failed, 2 config or usage error, 3 stopped by a guard: delete threshold, source shrink, scope change or state_lost (the plan is
 printed, nothing applied), 4 finished with some records failed or quarantined.
 
 Examples:

@@ -18,6 +18,7 @@ export * from './grace.js';
 export * from './shrink-guard.js';
 export * from './scope-guard.js';
 export * from './withhold.js';
+export * from './state-lost-guard.js';
 
 /** What the trust filters of one run are built from. */
 export interface TrustInputs {
