@@ -3,45 +3,19 @@
  * built first, by the root build, when missing or older than their sources).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, onTestFinished, test } from 'vitest';
+import { CLI, ensureBuilt, repoRoot as ROOT } from '../helpers/build.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'cli.js');
 const KEY = 'ek_acme_0123456789abcdef';
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
 
 /** The JSON body of a response (test data, loosely typed). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = async (res: Response): Promise<any> => res.json();
 
-beforeAll(() => {
-  const builtAt = (file: string): number => {
-    try {
-      return statSync(file).mtimeMs;
-    } catch {
-      return 0;
-    }
-  };
-  const emulatorDist = join(ROOT, 'packages', 'emulator', 'dist', 'index.js');
-  if (builtAt(CLI) < newestMtime(join(ROOT, 'src')) || builtAt(emulatorDist) < newestMtime(join(ROOT, 'packages', 'emulator', 'src'))) {
-    // The root build (tsc -b): the emulator package (a project reference), then the CLI. tsc still emits when another
-    // part of the tree has type errors; what matters here is dist/cli.js and the package's dist.
-    spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'ignore' });
-  }
-  expect(statSync(CLI).isFile()).toBe(true);
-  expect(statSync(emulatorDist).isFile()).toBe(true);
-}, 120_000);
+beforeAll(() => ensureBuilt(), 120_000);
 
 interface Started {
   child: ChildProcess;
