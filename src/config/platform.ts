@@ -8,7 +8,7 @@ export const platformConfigSchema = z
     requests_per_second: z.number().positive().max(10_000).default(100).describe('Pacing: requests per second for this key (the platform allows 100 per key).'),
     concurrency: z.number().int().min(1).max(64).default(8).describe('Writes in flight at once.'),
     timeout_ms: z.number().int().min(100).default(30_000).describe('Per-request timeout.'),
-    max_attempts: z.number().int().min(1).max(20).default(6).describe('Attempts per request for retryable failures (429, 5xx, resets, timeouts).'),
+    max_attempts: z.number().int().min(1).max(20).default(6).describe('Attempts per request for 429, 500 and timeouts; an outage (refused or reset connections, 502/503/504) is retried until max_retry_time_ms is spent.'),
     max_retry_time_ms: z.number().int().min(0).default(120_000).describe('Total time budget for retries of one request.'),
   })
   .describe('The platform API and its pacing.');

@@ -4,7 +4,8 @@
  * Retried: 429 (after its Retry-After, during which the whole credential bucket is paused), 500, 502, 503, 504,
  * connection resets / refused connections, and timeouts. Not retried: every other 4xx and invalid responses.
  * Delays are exponential with full jitter (a random delay between 0 and base * 2^(attempt-1), capped), so many
- * clients that failed together do not retry together. Bounded by attempts and by total time.
+ * clients that failed together do not retry together. Bounded by attempts and by total time; the failures of an
+ * outage (refused or reset connections, 502/503/504) by total time only.
  *
  * Every method is retried, POST included. Retrying a create is safe: if the first attempt did reach the platform,
  * the repeated create of the same third_*_id (or the same member's phone/e-mail) answers 409 (`third_id_conflict`,
@@ -29,6 +30,17 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, maxRetryTimeMs: 120_000, baseDelayMs: 200, maxDelayMs: 20_000 };
 
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
+/** Statuses of a platform (or its gateway) that is down or restarting, rather than failing this request. */
+const OUTAGE_STATUSES = new Set([502, 503, 504]);
+
+/**
+ * True for the failures of an outage: no connection (refused, reset, socket closed) or a gateway saying the platform
+ * is down (502, 503, 504). These are retried for as long as the time budget lasts, whatever `maxAttempts` says, so
+ * an outage of a few seconds in mid-apply costs time, not writes.
+ */
+export function isOutage(err: PlatformError): boolean {
+  return err.kind === 'network' || OUTAGE_STATUSES.has(err.status);
+}
 
 /** Why a failure is retried (a bounded metric label), or undefined when it is not retryable. */
 export function retryReason(err: PlatformError): 'rate_limited' | 'server' | 'network' | 'timeout' | undefined {
@@ -45,7 +57,8 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, random: () =>
 }
 
 /**
- * The wait before the next attempt, or undefined to give up. A 429 waits its Retry-After (the bucket is paused for
+ * The wait before the next attempt, or undefined to give up: after `maxAttempts` (outages excepted, see isOutage) or
+ * when the wait would end beyond the time budget. A 429 waits its Retry-After (the bucket is paused for
  * that long anyway); without Retry-After, or for other failures, the jittered backoff applies.
  */
 export function nextDelay(
@@ -56,7 +69,7 @@ export function nextDelay(
   random: () => number,
 ): number | undefined {
   if (retryReason(err) === undefined) return undefined;
-  if (attempt >= policy.maxAttempts) return undefined;
+  if (attempt >= policy.maxAttempts && !isOutage(err)) return undefined;
   const delay = err.retryAfterMs !== undefined && err.status === 429 ? err.retryAfterMs : backoffDelay(policy, attempt, random);
   if (elapsedMs + delay > policy.maxRetryTimeMs) return undefined;
   return delay;

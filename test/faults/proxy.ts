@@ -84,6 +84,11 @@ export class FaultProxy {
     await closed;
   }
 
+  /** Resets every open connection (keep-alive ones included), so the next request needs a new connection. */
+  dropConnections(): void {
+    for (const s of this.sockets) s.resetAndDestroy();
+  }
+
   /** Listens again on the same port after `refuse()`. */
   async accept(): Promise<void> {
     if (this.listening) return;

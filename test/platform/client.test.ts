@@ -239,12 +239,16 @@ describe('PlatformClient over MockAgent', () => {
     expect(at).toEqual([0, 250, 500, 750, 1000, 1250]);
   });
 
-  it('maps a network failure that never recovers to NetworkError', async () => {
+  it('maps a network failure that never recovers to NetworkError, retried past maxAttempts until the time budget is spent (an outage)', async () => {
     const scope = agent.get(ORIGIN);
-    for (let i = 0; i < 4; i += 1) scope.intercept({ path: `${P}/org/departments?limit=1`, method: 'GET' }).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
-    const e = await drive(clock, client().listDepartments({ limit: 1 })).catch((x: unknown) => x);
+    scope.intercept({ path: `${P}/org/departments?limit=1`, method: 'GET' }).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })).persist();
+    const e = await drive(clock, client({ retry: { maxAttempts: 4, maxRetryTimeMs: 5_000, baseDelayMs: 100, maxDelayMs: 1000 } }).listDepartments({ limit: 1 }), 200).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(NetworkError);
     expect((e as PlatformError).code).toBe('ECONNREFUSED');
+    // random 0.5: waits of 50, 100, 200, 400, then 500 ms each, until the next would end past 5 s.
+    const retries = events.filter((x) => x === 'retry network').length;
+    expect(retries).toBeGreaterThan(3);
+    expect(retries).toBe(12);
   });
 
   it('a request slower than timeout_ms is a TimeoutError (retryable, then given up)', async () => {

@@ -131,7 +131,11 @@ describe('retry policy', () => {
     const policy = { maxAttempts: 3, maxRetryTimeMs: 10_000, baseDelayMs: 100, maxDelayMs: 1000 };
     expect(nextDelay(policy, err('rate_limited', 429, 4000), 1, 0, () => 0.5)).toBe(4000);
     expect(nextDelay(policy, err('rate_limited', 429), 1, 0, () => 0.5)).toBe(50);
-    expect(nextDelay(policy, err('server', 503), 3, 0, () => 0.5)).toBeUndefined();
+    expect(nextDelay(policy, err('server', 500), 3, 0, () => 0.5)).toBeUndefined();
+    // An outage (refused or reset connections, 502/503/504) is retried past maxAttempts, within the time budget.
+    expect(nextDelay(policy, err('server', 503), 3, 0, () => 0.5)).toBe(200);
+    expect(nextDelay(policy, err('network', 0), 9, 0, () => 0.5)).toBe(500);
+    expect(nextDelay(policy, err('server', 502), 9, 9_600, () => 0.5)).toBeUndefined();
     expect(nextDelay(policy, err('rate_limited', 429, 4000), 2, 7000, () => 0.5)).toBeUndefined();
     expect(nextDelay(policy, err('conflict', 409), 1, 0, () => 0.5)).toBeUndefined();
   });
