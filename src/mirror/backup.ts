@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
 import { openStateDb } from './db.js';
 import { MirrorLease, type LeaseOptions } from './lease.js';
+import { inMemoryImage } from './snapshot.js';
 import { migrations as allMigrations, runMigrations, type Migration } from './migrations/index.js';
 
 /** Pages copied per backup step: all of them, so the copy is taken inside one read transaction of the source. */
@@ -168,7 +169,7 @@ export async function restoreStateDb(dbPath: string, file: string, options: Rest
       );
     }
     // A private in-memory copy, brought to this version's schema; the backup file itself is never written.
-    prepared = new Database(reader.serialize());
+    prepared = new Database(inMemoryImage(reader.serialize()));
   } finally {
     reader.close();
   }

@@ -8,7 +8,9 @@ import { runOnce, type RunOnceOptions, type RunSummary } from '../../daemon/run-
 import { CronScheduler, type Scheduler } from '../../daemon/schedule.js';
 import { openStateDb } from '../../mirror/db.js';
 import { explainStateDbError } from '../../mirror/db-faults.js';
-import { MirrorLease } from '../../mirror/lease.js';
+import { MirrorLease, type LeaseHolder } from '../../mirror/lease.js';
+import { openStateSnapshot } from '../../mirror/snapshot.js';
+import type { WriteGate } from '../../applier/index.js';
 import { Mirror } from '../../mirror/mirror.js';
 import { OwnershipStore } from '../../mirror/ownership.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
@@ -25,6 +27,12 @@ import type { Logger } from '../../shared/logger.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { VERSION } from '../version.js';
 
+/** The write gate of a read-only environment: a plan is never applied from a snapshot. */
+const READ_ONLY_GATE: WriteGate = {
+  name: 'read_only',
+  check: () => ({ kind: 'read_only', message: 'a read-only command writes nothing' }),
+};
+
 /** Everything one or many runs need, opened from a config: logger, metrics, state DB (leased), client. */
 export interface RunEnvironment {
   config: Config;
@@ -36,6 +44,8 @@ export interface RunEnvironment {
   ownership: OwnershipStore;
   history: RunHistory;
   lease: MirrorLease;
+  /** Read-only environments: another process that held the state DB's lease when the snapshot was taken. */
+  leaseHolder?: LeaseHolder;
   client: PlatformClient;
   clock: Clock;
   /**
@@ -59,6 +69,12 @@ export interface OpenRunEnvironmentOptions {
   /** Whether that destination is a terminal (pretty lines with log.format auto). */
   logIsTTY: boolean;
   clock?: Clock;
+  /**
+   * Read-only commands (`plan` without `--out`, `explain`): no lease, and the state DB is a private in-memory
+   * snapshot (src/mirror/snapshot.ts), so they run beside a daemon or a sync that holds it and never write it; every
+   * platform write is refused by a gate.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -77,20 +93,24 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   });
   const dbPath = resolveConfigPath(config, config.state.path);
   const busyTimeoutMs = parseDuration(config.state.busy_timeout)!;
-  const db = openStateDb(dbPath, { busyTimeoutMs });
+  const readOnly = options.readOnly === true;
+  const snapshot = readOnly ? openStateSnapshot(dbPath, { now: steadyWallClock(clock) }) : undefined;
+  const db = snapshot?.db ?? openStateDb(dbPath, { busyTimeoutMs });
   const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(clock), ttlMs: parseDuration(config.state.lease_ttl)! });
   const onLeaseLost = (): void => {
     const holder = lease.current();
     logger.error({ state_db: dbPath, holder: holder?.holder ?? null }, 'lost the state DB lease: no further write starts');
   };
-  try {
-    lease.acquire();
-  } catch (err) {
-    db.close();
-    throw explainStateDbError(err, dbPath, { doing: 'cannot take the state DB lease', busyTimeoutMs });
+  if (!readOnly) {
+    try {
+      lease.acquire();
+    } catch (err) {
+      db.close();
+      throw explainStateDbError(err, dbPath, { doing: 'cannot take the state DB lease', busyTimeoutMs });
+    }
+    lease.startHeartbeat(onLeaseLost);
   }
-  lease.startHeartbeat(onLeaseLost);
-  const gates = [leaseGate(lease)];
+  const gates = [readOnly ? READ_ONLY_GATE : leaseGate(lease)];
   const metrics = new OrgsyncMetrics({ build: { version: VERSION }, now: () => clock.now(), syncId: config.sync.id });
   const mirror = new Mirror(db);
   metrics.setMirrorProbe(mirrorProbe(mirror));
@@ -131,6 +151,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     ownership,
     history,
     lease,
+    ...(snapshot?.holder ? { leaseHolder: snapshot.holder } : {}),
     client,
     clock,
     lastRunId: undefined,
@@ -141,7 +162,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
         this.lastRunId = randomUUID();
         log = logger.child({ run_id: this.lastRunId });
       }
-      if (!lease.isHeld) {
+      if (!readOnly && !lease.isHeld) {
         // An earlier run lost the lease (fencing): take it again, or be refused while the other process holds it.
         lease.acquire();
         lease.startHeartbeat(onLeaseLost);

@@ -3,6 +3,7 @@ import { loadConfig } from '../../config/load.js';
 import { explainRecords, renderExplanations } from '../../daemon/explain.js';
 import type { DesiredState } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
+import { withoutLeaseNote } from '../../mirror/snapshot.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
@@ -32,7 +33,9 @@ Examples:
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
-          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false });
+          // Read-only: no lease, a snapshot of the state DB (runs beside a daemon or a sync), nothing written to it.
+          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false, readOnly: true });
+          if (env.leaseHolder) ctx.stderr.write(withoutLeaseNote('explain', env.dbPath, env.leaseHolder));
           try {
             let desired: DesiredState | undefined;
             const summary = await env.run({ mode: 'plan', observer: { onPlan: (_p, d) => (desired = d) } }, { signal: ctx.shutdownSignal });

@@ -5,6 +5,7 @@ import { parseDuration } from '../../config/platform.js';
 import { refreshMirror, type RefreshMirrorResult } from '../../daemon/refresh-mirror.js';
 import { openStateDb } from '../../mirror/db.js';
 import { Mirror, type EntitySyncState, type StatusCount } from '../../mirror/mirror.js';
+import { openStateSnapshot, withoutLeaseNote } from '../../mirror/snapshot.js';
 import { createPlatformClient } from '../../platform/client.js';
 import { describePlatformError, isPlatformError } from '../../platform/errors.js';
 import { createLogger, wantsPretty } from '../../observability/logger.js';
@@ -35,7 +36,9 @@ Examples:
         (async () => {
           const cfg = loadConfig(opts.config, ctx.env);
           const path = resolveConfigPath(cfg, cfg.state.path);
-          const db = openStateDb(path);
+          // A snapshot, no lease: status runs beside a daemon or a sync and never writes the state DB.
+          const { db, holder } = openStateSnapshot(path);
+          if (holder) ctx.stderr.write(withoutLeaseNote('mirror status', path, holder));
           try {
             const m = new Mirror(db);
             const counts = m.counts();

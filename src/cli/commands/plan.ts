@@ -8,6 +8,7 @@ import { openRunEnvironment } from './daemon.js';
 import { savePlan } from '../../daemon/saved-plan.js';
 import type { DesiredState } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
+import { withoutLeaseNote } from '../../mirror/snapshot.js';
 
 /** Parses `--allow-deletes N` (a whole number >= 0). */
 export function parseAllowDeletes(value: string): number {
@@ -27,7 +28,7 @@ export function registerPlanCommand(program: Command, ctx: CliContext, setResult
     .addOption(new Option('-o, --output <format>', 'text: a table per entity and operation; json: one JSON document (README "orgsync plan")').choices(['text', 'json']).default('text'))
     .option('--allow-deletes <n>', 'plan as a sync with --allow-deletes N would (the delete threshold then permits up to N removals)', parseAllowDeletes)
     .option('--detailed-exitcode', 'exit 0 when in sync and 5 when changes are pending or source records are blocked (3 when a guard refuses)')
-    .option('--out <file>', 'also write the plan, signed, with hashes of the mirror and source state, for `orgsync apply <file>`')
+    .option('--out <file>', 'also write the plan, signed, with hashes of the mirror and source state, for `orgsync apply <file>` (takes the state DB\'s lease; without --out plan reads a snapshot and runs beside a daemon)')
     .option('--allow-source-shrink', 'plan as `sync --allow-source-shrink` would')
     .option('--accept-scope-change', 'plan as `sync --accept-scope-change` would')
     .addHelpText(
@@ -45,7 +46,10 @@ Examples:
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
-          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false });
+          // Without --out a plan writes nothing: no lease, a snapshot of the state DB (runs beside a daemon or a sync).
+          const readOnly = opts.out === undefined;
+          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false, readOnly });
+          if (env.leaseHolder) ctx.stderr.write(withoutLeaseNote('plan', env.dbPath, env.leaseHolder));
           try {
             let desired: DesiredState | undefined;
             const summary = await env.run(
