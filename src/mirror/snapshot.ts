@@ -26,6 +26,8 @@ export interface SnapshotOptions {
   now?: () => number;
   isAlive?: (pid: number) => boolean;
   hostname?: string;
+  /** How long to wait for a writer's lock while reading (state.busy_timeout; default 5 s). */
+  busyTimeoutMs?: number;
 }
 
 interface LeaseRow {
@@ -46,7 +48,7 @@ export function openStateSnapshot(path: string, options: SnapshotOptions = {}): 
   try {
     const reader = new Database(path, { readonly: true, fileMustExist: true });
     try {
-      reader.pragma('busy_timeout = 5000');
+      reader.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
       image = reader.serialize();
     } finally {
       reader.close();

@@ -94,7 +94,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   const dbPath = resolveConfigPath(config, config.state.path);
   const busyTimeoutMs = parseDuration(config.state.busy_timeout)!;
   const readOnly = options.readOnly === true;
-  const snapshot = readOnly ? openStateSnapshot(dbPath, { now: steadyWallClock(clock) }) : undefined;
+  const snapshot = readOnly ? openStateSnapshot(dbPath, { now: steadyWallClock(clock), busyTimeoutMs }) : undefined;
   const db = snapshot?.db ?? openStateDb(dbPath, { busyTimeoutMs });
   const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(clock), ttlMs: parseDuration(config.state.lease_ttl)! });
   const onLeaseLost = (): void => {

@@ -37,7 +37,7 @@ Examples:
           const cfg = loadConfig(opts.config, ctx.env);
           const path = resolveConfigPath(cfg, cfg.state.path);
           // A snapshot, no lease: status runs beside a daemon or a sync and never writes the state DB.
-          const { db, holder } = openStateSnapshot(path);
+          const { db, holder } = openStateSnapshot(path, { busyTimeoutMs: parseDuration(cfg.state.busy_timeout)! });
           if (holder) ctx.stderr.write(withoutLeaseNote('mirror status', path, holder));
           try {
             const m = new Mirror(db);
