@@ -12,7 +12,7 @@
  * Prints one JSON line per figure and a summary line.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,7 +62,7 @@ async function startEmulatorProcess(): Promise<{ url: string; pid: number; stop(
     });
     void exited.then(() => reject(new Error('the emulator exited before it was ready')));
   });
-  return { url, pid: child.pid!, stop: async () => { child.kill('SIGTERM'); await exited; } };
+  return { url, pid: child.pid!, stop: async () => { child.kill('SIGTERM'); await exited; rmSync(dir, { recursive: true, force: true }); } };
 }
 
 /** Runs `total` calls of `one(i)` with `concurrency` in flight; returns the elapsed seconds. */
