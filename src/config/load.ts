@@ -39,6 +39,30 @@ interface LoadContext {
 
 const ENV_REF = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
+const URL_VALUE = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//;
+const PATH_VALUE = /^\.{0,2}\//;
+
+/**
+ * Which values from the environment are secrets. Inside a secret-bearing value (a secret key, `headers`): all of
+ * it. Elsewhere: any value of 8 characters or more, except what only says where things are, which messages must
+ * still name: a URL (only its userinfo and query values are secret; the redactor hides those in every URL anyway)
+ * and a file path.
+ */
+function registerEnvValue(v: string, isSecret: boolean, ctx: LoadContext): void {
+  if (isSecret) {
+    ctx.secrets.add(v);
+  } else if (URL_VALUE.test(v)) {
+    try {
+      const u = new URL(v);
+      for (const part of [decodeURIComponent(u.username), decodeURIComponent(u.password), ...u.searchParams.values()]) if (part.length >= 4) ctx.secrets.add(part);
+    } catch {
+      if (v.length >= 8) ctx.secrets.add(v);
+    }
+  } else if (!PATH_VALUE.test(v) && v.length >= 8) {
+    ctx.secrets.add(v);
+  }
+}
+
 /** Replaces `${VAR}` and `${VAR:-default}`; `$${` is a literal `${`. A missing variable is an error naming the path. */
 function interpolate(value: string, path: (string | number)[], ctx: LoadContext, isSecret: boolean): string {
   return value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
@@ -48,8 +72,7 @@ function interpolate(value: string, path: (string | number)[], ctx: LoadContext,
       if (fallback !== undefined) return fallback;
       throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath(path)}: environment variable ${name} is not set`);
     }
-    // Anything from the environment inside a secret-bearing value (a header, a key) is treated as secret.
-    if (isSecret || v.length >= 8) ctx.secrets.add(v);
+    registerEnvValue(v, isSecret, ctx);
     return v;
   });
 }

@@ -58,3 +58,36 @@ describe('URLs in running text', () => {
     expect(redact('(see https://h/p?p=1).')).toBe('(see https://h/p?p=[redacted]).');
   });
 });
+
+describe('which values from the environment become secrets (config load)', () => {
+  it('secret keys and headers always; elsewhere values of 8+ characters, but of a URL only its userinfo and query, and never a path', async () => {
+    const { parseConfig } = await import('../../src/config/load.js');
+    const env = {
+      URL: 'https://svc:url-pass-1@hr.example/api?key=url-query-key',
+      STATE: '/var/lib/orgsync/state.db',
+      KEY: 'ek_k3y',
+      SYNC: 'sync-id-long-enough',
+      TOKEN: 'tok1',
+    };
+    const cfg = parseConfig(
+      `platform:
+  base_url: \${URL}
+  api_key: \${KEY}
+state:
+  path: \${STATE}
+sync:
+  id: \${SYNC}
+sources:
+  - name: hris
+    type: hris-json
+    headers: { X-Token: "\${TOKEN}" }
+    members: { url: "\${URL}", fields: { id: id, display_name: name, email: email } }
+`,
+      '/tmp/orgsync-none/orgsync.yaml',
+      env,
+    );
+    expect([...cfg.meta.secrets].sort()).toEqual(['ek_k3y', 'sync-id-long-enough', 'tok1', 'url-pass-1', 'url-query-key']);
+    // So a message can still name the state DB and the platform, never the credentials in the URL.
+    expect(redact(`state DB ${env.STATE} at ${env.URL}`)).toBe('state DB /var/lib/orgsync/state.db at https://[redacted]@hr.example/api?key=[redacted]');
+  });
+});
