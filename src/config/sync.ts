@@ -80,6 +80,10 @@ export const syncConfigSchema = z
       .default(10)
       .describe('Shrink guard: when an entity\'s source count drops by more than this percent (and by at least two records) against the last good read, no removals of it are planned and the run stops with exit 3 (unless `--allow-source-shrink`).'),
     removal_grace: removalGraceSchema,
+    exit_code_on_quarantine: z
+      .union([z.literal(4), z.literal(0)])
+      .default(4)
+      .describe('Exit code of a `sync` whose only problem is quarantined source records: 4 (partial), or 0 (a CronJob then shows no failed Job for a record HR has to fix; the quarantine is still counted in the summary and orgsync_quarantined_records, and has its own alert). Failed writes still exit 4.'),
   })
   .default({
     id: 'orgsync',
@@ -91,6 +95,7 @@ export const syncConfigSchema = z
     max_replan_rounds: 3,
     max_source_shrink_percent: 10,
     removal_grace: 0,
+    exit_code_on_quarantine: 4,
   })
   .describe('Reconcile behaviour: ownership, policy, adoption and the delete guard.');
 

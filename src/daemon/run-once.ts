@@ -375,11 +375,19 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     logger.error({ records: summary.notConverged.map((f) => f.id) }, 'plan did not converge');
   } else if (failed) {
     summary.result = summary.dryRun ? 'dry_run' : 'partial';
-    summary.exitCode = EXIT.PARTIAL;
+    summary.exitCode = partialExitCode(summary, sync.exit_code_on_quarantine);
   } else {
     summary.result = plan.changes.length === 0 ? nothingToDo() : summary.dryRun ? 'dry_run' : 'applied';
   }
   return finish();
+}
+
+/**
+ * The exit code of a run that finished with problems: 4 when a change failed or did not start; when the only problem
+ * is quarantined source records, `sync.exit_code_on_quarantine` (4 or 0; the quarantine is counted either way).
+ */
+export function partialExitCode(summary: Pick<RunSummary, 'failures' | 'notStarted'>, onQuarantine: 0 | 4): ExitCode {
+  return summary.failures.length > 0 || summary.notStarted.length > 0 ? EXIT.PARTIAL : onQuarantine;
 }
 
 function toFailure(r: ChangeResult): RunFailure {

@@ -19,7 +19,7 @@ import { calculatePlan } from '../planner/index.js';
 import { EXIT, OrgsyncError } from '../shared/errors.js';
 import { redactSecrets } from '../shared/redact.js';
 import { refreshMirror } from './refresh-mirror.js';
-import { plannerSnapshot, type RunFailure, type RunObserver, type RunParts, type RunSummary } from './run-once.js';
+import { partialExitCode, plannerSnapshot, type RunFailure, type RunObserver, type RunParts, type RunSummary } from './run-once.js';
 import { createRunTrust } from './trust.js';
 
 /** The `kind` of a saved plan file. */
@@ -246,7 +246,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     syncId: config.sync.id,
     mode: 'apply',
     result: result.stopped ? 'stopped' : partial ? 'partial' : plan.changes.length === 0 ? 'in_sync' : 'applied',
-    exitCode: result.stopped ? EXIT.FAILED : partial ? EXIT.PARTIAL : EXIT.OK,
+    exitCode: result.stopped ? EXIT.FAILED : partial ? partialExitCode({ failures, notStarted }, config.sync.exit_code_on_quarantine) : EXIT.OK,
     dryRun: false,
     startedAt: new Date(started).toISOString(),
     durationMs: clock.now() - started,

@@ -195,6 +195,18 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     expect(quiet.stdout).not.toContain('persistence is OFF');
   });
 
+  it('CronJob mode sets sync.exit_code_on_quarantine 0 unless the config sets it; Deployment mode leaves it alone (issue 15)', () => {
+    const config = (objects: K8sObject[]): Any => parse(one(objects, 'ConfigMap').data['orgsync.yaml']);
+    expect(config(ok(template(bin!))).sync).toMatchObject({ id: 'orgsync', exit_code_on_quarantine: 0 });
+    expect(config(ok(template(bin!, { values: [{ config: { sync: { exit_code_on_quarantine: 4 } } }] }))).sync.exit_code_on_quarantine).toBe(4);
+    expect(config(ok(template(bin!, { values: [{ mode: 'deployment' }] }))).sync).not.toHaveProperty('exit_code_on_quarantine');
+    const tenants = ok(template(bin!, { values: [{ tenants: [{ name: 'acme' }, { name: 'globex', config: { sync: { exit_code_on_quarantine: 4 } } }] }] }));
+    expect(ofKind(tenants, 'ConfigMap').map((c) => parse(c.data['orgsync.yaml']).sync)).toEqual([
+      expect.objectContaining({ id: 'acme', exit_code_on_quarantine: 0 }),
+      expect.objectContaining({ id: 'globex', exit_code_on_quarantine: 4 }),
+    ]);
+  });
+
   it('Deployment mode: a daemon behind a Service whose labels the ServiceMonitor selects, on the port it scrapes', () => {
     const objects = ok(template(bin!, { values: [{ mode: 'deployment', serviceMonitor: { enabled: true, labels: { release: 'kps' } } }] }));
     const deploy = one(objects, 'Deployment');

@@ -57,6 +57,7 @@ empty (today's single-tenant layout, objects named by "orgsync.fullname"). Each 
 {{- if not .Values.tenants -}}
 {{- $name := include "orgsync.fullname" . -}}
 {{- $config := merge (dict "schedule" .Values.schedule "timezone" .Values.timezone) (deepCopy .Values.config) -}}
+{{- include "orgsync.modeDefaults" (dict "root" . "config" $config) -}}
 {{- $out = append $out (dict "name" $name "tenant" "" "config" $config "configMap" (.Values.existingConfigMap | default $name) "renderConfigMap" (not .Values.existingConfigMap) "existingSecret" .Values.existingSecret "schedule" .Values.schedule "timezone" .Values.timezone "persistence" .Values.persistence "resources" .Values.resources) -}}
 {{- else -}}
 {{- $seen := dict -}}
@@ -84,6 +85,7 @@ empty (today's single-tenant layout, objects named by "orgsync.fullname"). Each 
 {{- $_ := set $config "sync" $sync -}}
 {{- $_ := set $config "schedule" $schedule -}}
 {{- $_ := set $config "timezone" $timezone -}}
+{{- include "orgsync.modeDefaults" (dict "root" $root "config" $config) -}}
 {{- $persistence := deepCopy $root.Values.persistence -}}
 {{- range $k, $v := ($t.persistence | default dict) -}}
 {{- $_ := set $persistence $k $v -}}
@@ -248,4 +250,19 @@ volumes:
   {{- with $root.Values.extraVolumes }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
+{{- end -}}
+
+{{/*
+Config defaults of the mode, set in a rendered config only where the config leaves them out. Arguments: dict "root"
+"config" (changed in place). CronJob mode: sync.exit_code_on_quarantine 0, so a record HR has to fix does not fail
+every Job until it is fixed (the quarantine keeps its metric and alert); failed writes still exit 4.
+*/}}
+{{- define "orgsync.modeDefaults" -}}
+{{- if eq .root.Values.mode "cronjob" -}}
+{{- $sync := get .config "sync" | default dict -}}
+{{- if not (hasKey $sync "exit_code_on_quarantine") -}}
+{{- $_ := set $sync "exit_code_on_quarantine" 0 -}}
+{{- end -}}
+{{- $_ := set .config "sync" $sync -}}
+{{- end -}}
 {{- end -}}
