@@ -18,6 +18,23 @@ import { registerAdoptCommand } from './commands/adopt.js';
 import { registerReleaseCommand } from './commands/release.js';
 import { registerStateCommand } from './commands/state.js';
 
+/**
+ * commander checks required options before unknown ones, so `plan --confg F` said "required option --config not
+ * specified". This Command reports the unknown option first, with commander's own "Did you mean --config?".
+ */
+class OrgsyncCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new OrgsyncCommand(name);
+  }
+
+  /** Called by commander with the arguments it did not recognise, just before the required-option check. */
+  _outputHelpIfRequested(args: string[]): void {
+    const self = this as unknown as { _actionHandler?: unknown; _allowUnknownOption?: boolean; unknownOption(flag: string): never };
+    (Command.prototype as unknown as { _outputHelpIfRequested(this: Command, a: string[]): void })._outputHelpIfRequested.call(this, args);
+    if (self._actionHandler && !self._allowUnknownOption && args[0]?.startsWith('-') && args[0] !== '-') self.unknownOption(args[0]);
+  }
+}
+
 /** Each command module adds its subcommand; the action stores its exit code through `setResult`. */
 type Registrar = (program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void) => void;
 
@@ -56,7 +73,7 @@ export async function main(argv: string[], outerCtx: CliContext): Promise<number
   // Nothing a command prints leaves with a secret in it: stdout carries documents (plans, JSON), so only the
   // registered secret values are replaced there; stderr carries messages, so URLs and credentials are too.
   const ctx: CliContext = { ...outerCtx, stdout: redacting(outerCtx.stdout, (t) => redactSecrets(t)), stderr: redacting(outerCtx.stderr, (t) => redact(t)) };
-  const program = new Command();
+  const program = new OrgsyncCommand();
   program
     .name('orgsync')
     .description('Keeps a tenant\'s organisation (departments, positions, members) on the platform in sync with HR truth.')
@@ -80,6 +97,8 @@ export async function main(argv: string[], outerCtx: CliContext): Promise<number
     return typeof code === 'number' ? code : EXIT.OK;
   } catch (err) {
     if (err instanceof CommanderError) {
+      // `orgsync` or `orgsync mirror` without a command prints the help and is a usage error (exit 2).
+      if (err.code === 'commander.help' && err.exitCode !== 0) return EXIT.USAGE;
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.OK;
       return EXIT.USAGE;
     }

@@ -32,6 +32,10 @@ export function resolveConfigPath(config: Pick<Config, 'meta'>, path: string): s
 
 interface LoadContext {
   env: Record<string, string | undefined>;
+  /** false: leave platform.api_key / api_key_file out (commands that never call the platform, e.g. sources check). */
+  platformSecrets: boolean;
+  /** Unreadable or empty `*_file` secrets, reported together after the walk. */
+  secretProblems: string[];
   dir: string;
   file: string;
   secrets: Set<string>;
@@ -84,6 +88,7 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
       const base = key.endsWith('_file') ? key.slice(0, -5) : undefined;
+      if (!ctx.platformSecrets && path.length === 1 && path[0] === 'platform' && SECRET_KEYS.has(base ?? key)) continue;
       if (base !== undefined && SECRET_KEYS.has(base)) {
         if (typeof value !== 'string') throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: expected a file path`);
         if ((node as Record<string, unknown>)[base] !== undefined) {
@@ -95,9 +100,14 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
         try {
           secret = readFileSync(abs, 'utf8').replace(/\r?\n$/, '');
         } catch (err) {
-          throw new OrgsyncError('SECRET_UNREADABLE', `${ctx.file}: ${formatPath([...path, key])}: cannot read secret file ${abs}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          // Collected, so that every unreadable secret file of every source is reported at once.
+          ctx.secretProblems.push(`${formatPath([...path, key])}: cannot read secret file ${abs}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          continue;
         }
-        if (secret === '') throw new OrgsyncError('SECRET_UNREADABLE', `${ctx.file}: ${formatPath([...path, key])}: secret file ${abs} is empty`);
+        if (secret === '') {
+          ctx.secretProblems.push(`${formatPath([...path, key])}: secret file ${abs} is empty`);
+          continue;
+        }
         ctx.secrets.add(secret);
         out[base] = secret;
         continue;
@@ -117,8 +127,14 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
   return node;
 }
 
+/** How a config is loaded. */
+export interface LoadOptions {
+  /** Resolve platform.api_key / api_key_file (default true); false for commands that never call the platform. */
+  platformSecrets?: boolean;
+}
+
 /** Parses, interpolates and validates a config text. `file` is used for messages and relative paths. */
-export function parseConfig(text: string, file: string, env: Record<string, string | undefined>): Config {
+export function parseConfig(text: string, file: string, env: Record<string, string | undefined>, options: LoadOptions = {}): Config {
   const abs = resolve(file);
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > CONFIG_LIMITS.maxBytes) throw tooLarge(abs, bytes);
@@ -147,7 +163,7 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: the config must be a YAML mapping`);
   }
-  const ctx: LoadContext = { env, dir: dirname(abs), file: abs, secrets: new Set() };
+  const ctx: LoadContext = { env, platformSecrets: options.platformSecrets ?? true, secretProblems: [], dir: dirname(abs), file: abs, secrets: new Set() };
   const interpolated = walk(raw, [], ctx, false) as Record<string, unknown>;
   // Presets are config fragments under the source's own keys: expanded before validation, so errors name real keys.
   if ('sources' in interpolated) interpolated.sources = expandPresets(interpolated.sources);
@@ -156,8 +172,15 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   // reportInput: zod 4 keeps the offending input on issues only when asked; formatZodIssues needs it to tell
   // a missing value ("required") from a wrong one. Messages never print the input itself (it may be a secret).
   const result = configSchema.safeParse(interpolated, { reportInput: true });
+  // Every problem at once: unreadable secret files first, then the schema's issues (a secret left out may add a
+  // "required" issue for the same key, which says nothing new).
+  const issues = result.success ? [] : formatZodIssues(result.error).filter((l) => !ctx.secretProblems.some((p) => l.startsWith(`${p.split(': ')[0]!.replace(/_file$/, '')}: required`)));
+  if (ctx.secretProblems.length > 0) {
+    const lines = [...ctx.secretProblems, ...issues];
+    throw new OrgsyncError('SECRET_UNREADABLE', `${abs}: ${lines.join('; ')}`, { details: { issues: lines } });
+  }
   if (!result.success) {
-    const lines = formatZodIssues(result.error);
+    const lines = issues;
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: ${lines.join('; ')}`, { details: { issues: lines } });
   }
   const config: Config = { ...result.data, meta: { file: abs, dir: ctx.dir, secrets: [...ctx.secrets] } };
@@ -169,19 +192,31 @@ function tooLarge(abs: string, bytes: number): OrgsyncError {
 }
 
 /** Reads and validates the config file at `file`. */
-export function loadConfig(file: string, env: Record<string, string | undefined>): Config {
-  let text: string;
+export function loadConfig(file: string, env: Record<string, string | undefined>, options: LoadOptions = {}): Config {
+  let bytes: Buffer;
   let size: number;
   try {
     size = statSync(file).size;
     // Checked before reading: a config path pointed at a huge file must not be read into memory.
-    if (size <= CONFIG_LIMITS.maxBytes) text = readFileSync(file, 'utf8');
-    else text = '';
+    bytes = size <= CONFIG_LIMITS.maxBytes ? readFileSync(file) : Buffer.alloc(0);
   } catch (err) {
     throw new OrgsyncError('CONFIG_NOT_FOUND', `cannot read config file ${resolve(file)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   if (size > CONFIG_LIMITS.maxBytes) throw tooLarge(resolve(file), size);
-  return parseConfig(text, file, env);
+  const utf16 = utf16Kind(bytes);
+  if (utf16) {
+    throw new OrgsyncError('CONFIG_INVALID', `${resolve(file)}: the config file is ${utf16}, but config files are read as UTF-8: save it as UTF-8 (e.g. iconv -f ${utf16 === 'UTF-16BE' ? 'utf-16be' : 'utf-16le'} -t utf-8)`);
+  }
+  return parseConfig(bytes.toString('utf8'), file, env, options);
+}
+
+/** 'UTF-16LE' / 'UTF-16BE' when the bytes are UTF-16 text (a byte order mark, or NUL bytes beside ASCII), else undefined. */
+function utf16Kind(bytes: Buffer): 'UTF-16LE' | 'UTF-16BE' | undefined {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'UTF-16LE';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'UTF-16BE';
+  if (bytes.length >= 2 && bytes[1] === 0 && bytes[0] !== 0) return 'UTF-16LE';
+  if (bytes.length >= 2 && bytes[0] === 0 && bytes[1] !== 0) return 'UTF-16BE';
+  return undefined;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -37,12 +37,20 @@ export const timezoneSchema = z
 /** `host:port` of a listener; `host` may be an IPv4 address, a name, or `[v6]`. */
 const LISTEN = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 
+/** The message of a bad listen address (metrics.listen and `daemon --listen` say the same). */
+export const LISTEN_MESSAGE = 'expected host:port (e.g. 0.0.0.0:9464), or "" to turn the listener off';
+
+/** Whether `v` is a valid listen address: `host:port` with a port up to 65535, or "" (off). */
+export function isListenAddress(v: string): boolean {
+  return v === '' || (LISTEN.test(v) && Number(LISTEN.exec(v)![1]) <= 65535);
+}
+
 /** `metrics:` — the operations HTTP listener and the Pushgateway for CronJob runs. */
 export const metricsConfigSchema = z
   .strictObject({
     listen: z
       .string()
-      .refine((v) => v === '' || (LISTEN.test(v) && Number(LISTEN.exec(v)![1]) <= 65535), { message: 'expected host:port (e.g. 0.0.0.0:9464), or "" to turn the listener off' })
+      .refine(isListenAddress, { message: LISTEN_MESSAGE })
       .default('0.0.0.0:9464')
       .describe('Daemon mode: host:port of the HTTP listener serving /metrics, /healthz, /readyz and /status; "" turns it off. Port 0 takes a free port.'),
     pushgateway_url: z

@@ -19,8 +19,11 @@ export function formatZodIssues(error: z.ZodError, maxIssues = 10): string[] {
       for (const key of raw.keys) lines.push(`${formatPath([...issue.path, key])}: unknown key`);
       continue;
     }
-    const missing = raw.code === 'invalid_type' && raw.input === undefined;
-    lines.push(`${formatPath(issue.path)}: ${missing ? 'required' : issue.message}`);
+    // A missing value of a union (a field mapping is a name, a template or a list) is "required" too, not zod's "Invalid input".
+    const missing = (raw.code === 'invalid_type' || raw.code === 'invalid_union') && raw.input === undefined;
+    const field = issue.path.at(-2) === 'fields' ? String(issue.path.at(-1)) : undefined;
+    const hint = field !== undefined ? ` (map ${field} to the column, attribute or JSON path that holds it)` : '';
+    lines.push(`${formatPath(issue.path)}: ${missing ? `required${hint}` : issue.message}`);
   }
   if (error.issues.length > maxIssues) lines.push(`... and ${error.issues.length - maxIssues} more`);
   return lines;

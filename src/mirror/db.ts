@@ -18,6 +18,17 @@ export interface OpenStateDbOptions {
   readonly?: boolean;
 }
 
+/** Why the state DB could not be opened, in words (SQLite says only "unable to open database file"). */
+function stateOpenCause(err: unknown, path: string, readonly: boolean): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const folder = dirname(path);
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return `the folder ${folder} is not writable (${code})`;
+  if (code === 'ENOTDIR' || code === 'EEXIST') return `${folder} is not a folder (${code})`;
+  if (code === 'SQLITE_CANTOPEN' && readonly) return 'the file does not exist or cannot be read';
+  if (code === 'SQLITE_CANTOPEN') return `the file cannot be opened or created in ${folder} (not writable, or not a folder)`;
+  return (err as Error).message;
+}
+
 /**
  * Opens (creating when needed) the state DB at `path` (`:memory:` in unit tests) and brings it to the latest version.
  * WAL lets readers (mirror status) run beside the daemon; synchronous=FULL because better-sqlite3 builds default to
@@ -29,7 +40,7 @@ export function openStateDb(path: string, options: OpenStateDbOptions = {}): Dat
     if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
     db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
   } catch (err) {
-    throw new OrgsyncError('STATE_ERROR', `cannot open state DB ${path}: ${(err as Error).message}`, { cause: err });
+    throw new OrgsyncError('STATE_ERROR', `cannot open state DB ${path}: ${stateOpenCause(err, path, options.readonly ?? false)}; set state.path to a file in a folder this process can write`, { cause: err });
   }
   try {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);

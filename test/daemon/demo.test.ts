@@ -1,10 +1,16 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { captureContext, repoRoot } from './support.js';
 import { tempDir } from '../helpers/temp.js';
+
+/** The commands of the demo's "Next:" paragraph (indented lines after it). */
+function nextCommands(stdout: string): string[] {
+  const after = stdout.slice(stdout.indexOf('\nNext: ') + 1).split('\n').slice(1);
+  return after.filter((l, i) => after.slice(0, i + 1).every((x) => x.startsWith('  '))).map((l) => l.trim());
+}
 
 /** The demo's output contract: the plan and summary of run 1, then a second run with zero writes. */
 function expectDemoOutput(stdout: string): void {
@@ -18,6 +24,7 @@ function expectDemoOutput(stdout: string): void {
   expect(second).toContain('Summary: 0 writes (positions: none; departments: none; members: none)');
   expect(second).toContain('0 failed, 0 quarantined, 0 warnings');
   expect(stdout).toContain('The second run made 0 writes');
+  expect(stdout).toContain('Next: read the demo\'s HR data yourself, then follow "Sync your own tenant" in README.md:\n  npx orgsync sources check --config config/demo/orgsync.yaml\n');
 }
 
 describe('orgsync demo', () => {
@@ -58,6 +65,16 @@ describe('orgsync demo', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code, stderr).toBe(0);
     expectDemoOutput(stdout);
+    // The "Next:" commands work verbatim there: `npx orgsync` finds the checkout's own bin after the build, and
+    // sources check needs no platform key.
+    const next = nextCommands(stdout);
+    expect(next).toEqual(['npx orgsync sources check --config config/demo/orgsync.yaml']);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ORGSYNC_')));
+    for (const line of next) {
+      const r = spawnSync('sh', ['-c', line], { cwd: clone, env, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain('source hr (csv): 36 departments, 62 positions, 253 members, 0 quarantined');
+    }
     rmSync(clone, { recursive: true, force: true });
   }, 300_000);
 });

@@ -1,7 +1,38 @@
 import type { Command } from 'commander';
 import { configJsonSchema } from '../../config/json-schema.js';
-import { loadConfig } from '../../config/load.js';
+import { accessSync, constants, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { EXIT, isOrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
+
+/**
+ * Every file the config names that cannot be read: each source's `file`s, `ca_file` and any other `*_file` (secret
+ * files are read while loading), as `sources[0].members.file: cannot read /abs/path: ENOENT`. URLs are not fetched.
+ */
+export function missingFiles(cfg: Config): string[] {
+  const problems: string[] = [];
+  const visit = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) node.forEach((v, i) => visit(v, `${path}[${i}]`));
+    else if (node && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+        const at = path === '' ? key : `${path}.${key}`;
+        if (typeof value === 'string' && value !== '' && (key === 'file' || key.endsWith('_file'))) {
+          const abs = resolveConfigPath(cfg, value);
+          try {
+            accessSync(abs, constants.R_OK);
+            if (statSync(abs).isDirectory()) problems.push(`${at}: ${abs} is a folder, not a file`);
+          } catch (err) {
+            problems.push(`${at}: cannot read ${abs}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          }
+        } else visit(value, at);
+      }
+    }
+  };
+  visit(cfg.sources, 'sources');
+  return problems;
+}
 
 /** `orgsync config validate` and `orgsync config schema`. */
 export function registerConfigCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
@@ -28,12 +59,27 @@ Examples:
   $ ORGSYNC_API_KEY=ek_... orgsync config validate -c /etc/orgsync/orgsync.yaml
 
 An invalid file prints one line naming the file, the field path and the problem, e.g.
-  orgsync: /etc/orgsync/orgsync.yaml: sources[1].members.fields.email: required`,
+  orgsync: /etc/orgsync/orgsync.yaml: sources[1].members.fields.id: required (map id to the column, attribute or JSON path that holds it)`,
     )
     .action((opts: { config: string }) => {
       setResult(
         (async () => {
-          const cfg = loadConfig(opts.config, ctx.env);
+          let cfg;
+          try {
+            cfg = loadConfig(opts.config, ctx.env);
+          } catch (err) {
+            // Every problem on its own line (the zod issues of every source, every unreadable secret file).
+            const issues = isOrgsyncError(err) ? (err.details?.issues as string[] | undefined) : undefined;
+            if (!isOrgsyncError(err) || !issues || issues.length < 2) throw err;
+            const file = resolve(opts.config);
+            for (const issue of issues) ctx.stderr.write(`orgsync: ${file}: ${issue}\n`);
+            return err.exitCode;
+          }
+          const missing = missingFiles(cfg);
+          if (missing.length > 0) {
+            for (const m of missing) ctx.stderr.write(`orgsync: ${cfg.meta.file}: ${m}\n`);
+            return EXIT.USAGE;
+          }
           const sources = cfg.sources.map((s) => `${s.name} (${s.type})`).join(', ');
           ctx.stdout.write(`${cfg.meta.file}: valid\n`);
           ctx.stdout.write(`  platform: ${cfg.platform.base_url}\n`);

@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import type Database from 'better-sqlite3';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
+import { isListenAddress, LISTEN_MESSAGE } from '../../config/operations.js';
+import { OrgsyncError } from '../../shared/errors.js';
 import { metricsRunObserver, mirrorProbe, runDaemon, runOutcomeOf, type RunSync } from '../../daemon/daemon.js';
 import { runOnce, type RunOnceOptions, type RunSummary } from '../../daemon/run-once.js';
 import { CronScheduler, type Scheduler } from '../../daemon/schedule.js';
@@ -257,6 +259,9 @@ A second process on the same state DB is refused (exit 1): the lease lock keeps 
     .action((opts: { config: string; listen?: string }) => {
       setResult(
         (async () => {
+          if (opts.listen !== undefined && !isListenAddress(opts.listen)) {
+            throw new OrgsyncError('USAGE', `--listen "${opts.listen}": ${LISTEN_MESSAGE} (the same as metrics.listen)`);
+          }
           const config = loadConfig(opts.config, ctx.env);
           return daemonMain(config, ctx, opts.listen ?? config.metrics.listen);
         })(),

@@ -90,8 +90,9 @@ async function runDemo(ctx: CliContext, keepRunning: boolean): Promise<number> {
       return EXIT.FAILED;
     }
     out(`The second run made 0 writes: the platform matches the HR data, and orgsync only writes differences.\n`);
-    out(`Next: copy config/orgsync.example.yaml, point platform.base_url and api_key at your tenant, then\n`);
-    out(`  orgsync config validate --config orgsync.yaml && orgsync plan --config orgsync.yaml\n`);
+    // Commands that work verbatim in the checkout after `npm ci && npm start` (no platform, no key needed).
+    out(`Next: read the demo's HR data yourself, then follow "Sync your own tenant" in README.md:\n`);
+    out(`  npx orgsync sources check --config config/demo/orgsync.yaml\n`);
     if (keepRunning) {
       out(`\nThe emulator keeps running at ${emulator.url} (API key ${apiKey}); Ctrl-C stops it.\n`);
       await new Promise<void>((resolve) => {

@@ -31,6 +31,13 @@ Examples:
     .description('Print the mirror\'s record counts by entity and status, its watermarks and its last walks (reads only the state DB).')
     .requiredOption('-c, --config <file>', 'config file (YAML); needs platform: and state:')
     .option('--json', 'print one JSON document instead of text')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ orgsync mirror status --config /etc/orgsync/orgsync.yaml
+  $ orgsync mirror status -c orgsync.yaml --json | jq '.counts'`,
+    )
     .action((opts: { config: string; json?: boolean }) => {
       setResult(
         (async () => {
@@ -57,6 +64,13 @@ Examples:
     .description('Bring the mirror up to date from the platform: an incremental walk (updated_since = watermark - overlap), or a full walk when there is no watermark, the last full walk is older than state.full_walk_every, or --full is given.')
     .requiredOption('-c, --config <file>', 'config file (YAML); needs platform: and state:')
     .option('--full', 'take a full walk of every entity (and remove records the walk does not see)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ orgsync mirror refresh --config /etc/orgsync/orgsync.yaml
+  $ orgsync mirror refresh --config /etc/orgsync/orgsync.yaml --full`,
+    )
     .action((opts: { config: string; full?: boolean }) => {
       setResult(
         (async () => {

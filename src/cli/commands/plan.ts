@@ -40,7 +40,8 @@ source shrink, scope change, state_lost: the state DB was lost while the platfor
 
 Examples:
   $ orgsync plan --config /etc/orgsync/orgsync.yaml
-  $ orgsync plan --config orgsync.yaml --output json > plan.json`,
+  $ orgsync plan --config orgsync.yaml --output json > plan.json
+  $ orgsync plan --config orgsync.yaml --out plan.json     # review it, then: orgsync apply plan.json --config orgsync.yaml`,
     )
     .action((opts: { config: string; output: 'text' | 'json'; allowDeletes?: number; detailedExitcode?: boolean; out?: string; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
       setResult(

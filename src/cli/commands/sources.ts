@@ -24,7 +24,8 @@ Examples:
     .action((opts: { config: string; json?: boolean }) => {
       setResult(
         (async () => {
-          const cfg = loadConfig(opts.config, ctx.env);
+          // Never calls the platform, so its key is neither needed nor read.
+          const cfg = loadConfig(opts.config, ctx.env, { platformSecrets: false });
           const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets });
           const report = await readSourcesReport(cfg, { env: ctx.env, logger, signal: ctx.shutdownSignal });
           ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(cfg.meta.file, report));

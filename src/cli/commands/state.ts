@@ -35,6 +35,9 @@ Examples:
     .addHelpText(
       'after',
       `
+Examples:
+  $ orgsync state backup /var/backups/orgsync-$(date +%F).db --config /etc/orgsync/orgsync.yaml
+
 Exit codes: 0 written, 1 failed (no state DB, cannot write FILE), 2 config or usage error.`,
     )
     .action((file: string, opts: { config: string }) => {
@@ -57,6 +60,9 @@ Exit codes: 0 written, 1 failed (no state DB, cannot write FILE), 2 config or us
     .addHelpText(
       'after',
       `
+Examples:
+  $ orgsync state restore /var/backups/orgsync-2026-11-22.db --config /etc/orgsync/orgsync.yaml
+
 Exit codes: 0 restored, 1 refused because another process holds the lease (it is named) or failed,
 2 FILE is not a usable orgsync state DB (BACKUP_INVALID), or a config or usage error.`,
     )
