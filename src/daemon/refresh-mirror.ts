@@ -26,10 +26,16 @@ type EntityRecord = EntityRecords[EntityKind];
 /** The watermark of an entity the platform has shown nothing of yet: the next incremental walk reads everything. */
 const EPOCH = new Date(0).toISOString();
 
-/** The later of two RFC 3339 times, either of which may be missing. */
-function latest(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined || b === undefined) return a ?? b;
-  return Date.parse(a) >= Date.parse(b) ? a : b;
+/**
+ * The platform's time when it served a page: its Date header (whole seconds), refined by the page's newest
+ * updated_at when that falls within the same second; the newest updated_at alone without a Date header. Never an
+ * updated_at beyond the Date: after the platform's clock went back, records keep stamps ahead of its time.
+ */
+function platformNow(date: string | undefined, newest: string | undefined): string | undefined {
+  if (date === undefined) return newest;
+  const d = Date.parse(date);
+  const n = newest === undefined ? NaN : Date.parse(newest);
+  return n >= d && n < d + 1000 ? newest : date;
 }
 
 /** The newest `updated_at` among records (RFC 3339), or undefined for none. */
@@ -116,8 +122,8 @@ async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions):
   // walk lists by creation order, so a record changed after the walk passed it was seen in its old state, and only
   // "everything changed since the walk began" is sure to include it; an incremental walk (ordered by change) is
   // safe from its start likewise. The Date header has whole seconds; the newest updated_at of the first page, when
-  // later in that second, is as safe (every later change is newer than it) and re-reads less; it also stands in
-  // when there is no Date header. With neither (an empty first page), the previous watermark stays. The overlap
+  // later within that second, is as safe (every later change is newer than it) and re-reads less; it also stands
+  // in when there is no Date header. With neither (an empty first page), the previous watermark stays. The overlap
   // covers what the platform changed between reading the first page and stamping it (and the Date header's whole
   // seconds), and writes still in flight.
   const startedAt = new Date(startMs).toISOString();
@@ -148,7 +154,17 @@ async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions):
     for (;;) {
       const page = await pending;
       result.pages += 1;
-      if (result.pages === 1) platformTime = latest(page.server_time, newestUpdatedAt(page.items));
+      if (result.pages === 1) {
+        // The platform's own clock went back past the overlap (its Date, whole seconds, is more than a second before
+        // watermark - overlap): changes it stamped since may be older than the watermark, and only a full walk is
+        // sure to see them.
+        const serverMs = page.server_time === undefined ? NaN : Date.parse(page.server_time);
+        if (!full && serverMs + 1000 < Date.parse(updatedSince!)) {
+          log.warn({ watermark: state.watermark, platform_time: page.server_time }, 'the platform\'s clock is behind the mirror watermark; taking a full walk');
+          return await refreshEntity(entity, { ...options, full: true });
+        }
+        platformTime = platformNow(page.server_time, newestUpdatedAt(page.items));
+      }
       // The walk begins in the state DB only once the first page has arrived: a refused credential leaves the mirror untouched.
       walk ??= mirror.beginWalk(entity, result.mode, startedAt);
       if (page.has_more) {

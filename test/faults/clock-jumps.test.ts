@@ -21,10 +21,12 @@ describe('clock jumps: the mirror never misses a platform change', { timeout: 12
   let dir: string;
   let env: RunEnvironment;
   const clock = new JumpClock();
+  /** The platform's clock: the host's, except in the last test, where it runs an hour behind. */
+  const platformClock = new JumpClock();
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
 
   beforeAll(async () => {
-    emulator = await startTestEmulator(demoSeed());
+    emulator = await startTestEmulator(demoSeed(), { clock: platformClock });
     dir = mkdtempSync(join(tmpdir(), 'orgsync-clock-'));
     writeFileSync(join(dir, 'departments.csv'), 'dept_id,name,parent_id\nENG,Engineering,\n');
     writeFileSync(join(dir, 'members.csv'), 'employee_id,name,email,dept_id\nE1,Ada Lovelace,ada@demo-corp.test,ENG\nE2,Alan Turing,alan@demo-corp.test,ENG\n');
@@ -108,5 +110,24 @@ log:
     expect(states().members!.lastFullWalkAt).not.toBe(lastFull);
     expect(mirrored(behind)).toBe('Walk-in behind');
     clock.reset();
+  });
+
+  it('the platform\'s own clock stepped back an hour: the next run takes a full walk and sees every change; then incremental again', async () => {
+    await run();
+    const lastFull = states().members!.lastFullWalkAt;
+    platformClock.jump(-HOUR);
+    const behind = await platformChange('platform-behind');
+    await run();
+    // Its updated_at is an hour before the watermark: an incremental walk could not see it, a full walk does.
+    expect(states().members!.lastFullWalkAt).not.toBe(lastFull);
+    expect(mirrored(behind)).toBe('Walk-in platform-behind');
+    // The watermark follows the platform: an hour behind this host.
+    expect(Date.parse(states().members!.watermark!)).toBeLessThan(Date.now() - HOUR + 60_000);
+    const fullAgain = states().members!.lastFullWalkAt;
+    const next = await platformChange('platform-behind-2');
+    await run();
+    expect(states().members!.lastFullWalkAt).toBe(fullAgain);
+    expect(mirrored(next)).toBe('Walk-in platform-behind-2');
+    platformClock.reset();
   });
 });
