@@ -383,12 +383,13 @@ export async function finishSyncRun(
   parts: { metrics: OrgsyncMetrics; history: RunHistory; logger: Logger; config: Pick<Config, 'metrics' | 'sync'>; lastRunId?: string | undefined },
   summary: RunSummary,
   runId: string = parts.lastRunId ?? randomUUID(),
+  trigger: 'once' | 'apply' = 'once',
 ): Promise<void> {
   const started = Date.parse(summary.startedAt);
   const finished = started + summary.durationMs;
   const outcome = runOutcomeOf(summary);
   try {
-    parts.history.start(runId, 'once', started);
+    parts.history.start(runId, trigger, started);
     parts.history.finish(runId, { finishedAt: finished, result: outcome.result, exitCode: outcome.exitCode, summary: outcome.summary, ...(outcome.error ? { error: outcome.error } : {}) });
   } catch (err) {
     parts.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not record the run in the state DB');

@@ -12,7 +12,8 @@ import type { DesiredMember, DesiredState, EntityKind, PlatformDepartment, Platf
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
 import { departmentOwnership, MANAGED_BY_KEY, normEmail, normPhone, positionOwnership } from '../planner/index.js';
-import { OrgsyncError } from '../shared/errors.js';
+import { EXIT, OrgsyncError, oneLine } from '../shared/errors.js';
+import type { RunHistory } from '../mirror/runs.js';
 import { refreshMirror } from './refresh-mirror.js';
 import type { RunParts } from './run-once.js';
 
@@ -145,8 +146,34 @@ export function ambiguousEntities(kind: OwnershipAction['kind'], what: string, a
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Carries out adoptions or releases like applyOwnershipActions, and records the command in the run history (trigger
+ * `adopt` or `release`, result `success` or `failed`, counts per entity) so /status shows it beside the sync runs.
+ */
+export async function runOwnershipCommand(deps: OwnershipCommandDeps & { history: RunHistory; runId: string }, kind: OwnershipAction['kind'], actions: readonly OwnershipAction[]): Promise<void> {
+  const started = deps.clock.now();
+  deps.history.start(deps.runId, kind, started);
+  const done: OwnershipAction[] = [];
+  let error: string | undefined;
+  try {
+    await applyOwnershipActions(deps, actions, (a) => done.push(a));
+  } catch (err) {
+    error = oneLine(err);
+    throw err;
+  } finally {
+    const byEntity = { members: 0, departments: 0, positions: 0 };
+    for (const a of done) byEntity[a.entity] += 1;
+    const summary = { result: error ? 'failed' : kind === 'adopt' ? 'adopted' : 'released', [kind === 'adopt' ? 'adopted' : 'released']: byEntity, writes: done.length, planned: actions.length, ...(error ? { error } : {}) };
+    try {
+      deps.history.finish(deps.runId, { finishedAt: deps.clock.now(), result: error ? 'failed' : 'success', exitCode: error ? EXIT.FAILED : EXIT.OK, summary, ...(error ? { error } : {}) });
+    } catch (err) {
+      deps.logger.warn({ error: oneLine(err) }, 'could not record the command in the run history');
+    }
+  }
+}
+
 /** Carries out adoptions or releases (in order), each recorded in the mirror, the ownership store and the log. */
-export async function applyOwnershipActions(deps: OwnershipCommandDeps, actions: readonly OwnershipAction[]): Promise<void> {
+export async function applyOwnershipActions(deps: OwnershipCommandDeps, actions: readonly OwnershipAction[], onDone?: (a: OwnershipAction) => void): Promise<void> {
   const now = (): string => new Date(deps.clock.now()).toISOString();
   for (const a of actions) {
     try {
@@ -169,6 +196,7 @@ export async function applyOwnershipActions(deps: OwnershipCommandDeps, actions:
         else deps.trust.forgetMissing(a.entity, a.thirdId || a.platformId);
       }
       deps.logger.info({ change: a.kind, entity: a.entity, third_id: a.thirdId, platform_id: a.platformId }, a.kind === 'adopt' ? 'record adopted' : 'record released');
+      onDone?.(a);
     } catch (err) {
       if (isPlatformError(err)) throw new OrgsyncError('PLATFORM_ERROR', `${a.kind} ${a.entity} ${a.thirdId || a.platformId}: ${describePlatformError(err)}`, { cause: err });
       throw err;

@@ -21,13 +21,21 @@ CREATE INDEX runs_by_start ON runs (started_at);
 `,
 };
 
+/** Triggers of the ownership commands (`orgsync adopt`, `orgsync release`): recorded, but not sync runs. */
+export const OWNERSHIP_TRIGGERS = ['adopt', 'release'] as const;
+
+const sqlList = (items: readonly string[]): string => `(${items.map((i) => `'${i}'`).join(', ')})`;
+
 /** How a run ended; `running` while it is under way. */
 export type RunRecordResult = 'running' | 'success' | 'partial' | 'failed' | 'guard' | 'interrupted' | 'dry_run';
 
 /** One run as recorded. */
 export interface RunRecord {
   id: string;
-  /** What started it: `start` (daemon start), `schedule`, or `once` (`orgsync sync`). */
+  /**
+   * What started it: `start` (daemon start), `schedule`, `once` (`orgsync sync`), `apply` (`orgsync apply FILE`),
+   * `adopt` or `release` (the ownership commands).
+   */
   trigger: string;
   startedAt: string;
   finishedAt: string | null;
@@ -79,7 +87,10 @@ export class RunHistory {
     this.insert = db.prepare('INSERT INTO runs (id, trigger, started_at, result) VALUES (?, ?, ?, \'running\')');
     this.finishStmt = db.prepare('UPDATE runs SET finished_at = ?, result = ?, exit_code = ?, summary = ?, error = ? WHERE id = ?');
     this.recentStmt = db.prepare('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?');
-    this.lastOfStmt = db.prepare('SELECT * FROM runs WHERE result IN (SELECT value FROM json_each(?)) ORDER BY started_at DESC, rowid DESC LIMIT 1');
+    // Sync runs only: the ownership commands' rows say nothing about how the sync is doing.
+    this.lastOfStmt = db.prepare(
+      `SELECT * FROM runs WHERE result IN (SELECT value FROM json_each(?)) AND trigger NOT IN ${sqlList(OWNERSHIP_TRIGGERS)} ORDER BY started_at DESC, rowid DESC LIMIT 1`,
+    );
     this.pruneStmt = db.prepare('DELETE FROM runs WHERE rowid NOT IN (SELECT rowid FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?)');
     this.abandonStmt = db.prepare('UPDATE runs SET result = \'interrupted\', error = ? WHERE result = \'running\'');
   }
@@ -106,7 +117,7 @@ export class RunHistory {
     return (this.recentStmt.all(limit) as RunRow[]).map(toRecord);
   }
 
-  /** The newest run with one of these results. */
+  /** The newest sync run (not an ownership command) with one of these results. */
   lastWith(results: readonly RunRecordResult[]): RunRecord | undefined {
     const row = this.lastOfStmt.get(JSON.stringify(results)) as RunRow | undefined;
     return row && toRecord(row);

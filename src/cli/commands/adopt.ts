@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { ambiguousEntities, applyOwnershipActions, planAdoption, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan, type AdoptMatch } from '../../daemon/ownership-commands.js';
+import { ambiguousEntities, runOwnershipCommand, planAdoption, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan, type AdoptMatch } from '../../daemon/ownership-commands.js';
 import type { EntityKind } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { readDesiredState } from '../../sources/index.js';
@@ -66,7 +67,8 @@ Examples:
               return EXIT.USAGE;
             }
             ctx.stdout.write(renderOwnershipPlan('adopt', actions));
-            if (opts.dryRun !== true) await applyOwnershipActions(deps, actions);
+            // Recorded in the run history (trigger adopt) when it changes something; a dry run changes nothing.
+            if (opts.dryRun !== true && actions.length > 0) await runOwnershipCommand({ ...deps, history: env.history, runId: randomUUID() }, 'adopt', actions);
             ctx.stdout.write(renderOwnershipDone('adopt', actions.length, opts.dryRun === true));
             return EXIT.OK;
           } finally {

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
+import { finishSyncRun } from '../../daemon/daemon.js';
 import { applySavedPlan } from '../../daemon/saved-plan.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { readDesiredState } from '../../sources/index.js';
@@ -56,6 +58,8 @@ Examples:
               file,
             );
             progress.stop();
+            // Like a sync: a run-history row (trigger apply), the run metrics, and a Pushgateway push when configured.
+            await finishSyncRun(env, summary, randomUUID(), 'apply');
             if (summary.exitCode === EXIT.FAILED && summary.error) ctx.stderr.write(`orgsync: ${summary.error}\n`);
             ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(syncSummaryJson(summary), null, 2)}\n` : renderSyncSummary(summary));
             return summary.exitCode;
