@@ -60,6 +60,12 @@ export const memberFieldsSchema = z
       .optional()
       .describe('A department path such as "Engineering/Platform/SRE": the departments are derived from it (id = the path, name = its last part, parent = the path above) and the member is placed in the last one.'),
     status: fieldSpecSchema.optional().describe('The status value, translated by status_map; when unmapped every member is active.'),
+    start_date: fieldSpecSchema
+      .optional()
+      .describe('The first working day: an ISO date (2026-03-01) or date-time, read in timezone: when it has no offset. With sync.lifecycle, a member is created create_days_before_start days before it.'),
+    end_date: fieldSpecSchema
+      .optional()
+      .describe('The last day: an ISO date or date-time, read in timezone:. From the start of that day (midnight in timezone:) or that instant the member is removed or suspended (sync.lifecycle.end_action), even while the export still says active.'),
   })
   .describe('How member fields are read.');
 

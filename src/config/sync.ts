@@ -39,6 +39,22 @@ export const removalGraceSchema = z
   .default(0)
   .describe('How long a record must be missing from the sources before it is removed: 0 (at once), a duration such as 30m, 72h or 7d, or { runs: N } consecutive sync runs.');
 
+/** `sync.lifecycle` (issue 18): dated hires and leavers. */
+export const lifecycleSchema = z
+  .strictObject({
+    create_days_before_start: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('A member whose start_date is further away than this many days is not created yet: the plan lists them as scheduled with the date.'),
+    end_action: z
+      .enum(['remove', 'suspend'])
+      .optional()
+      .describe('What happens to a member past end_date while the export still lists them: remove (the way sync.member_removal removes) or suspend. Default: as sync.member_removal (left: remove, suspended: suspend).'),
+  })
+  .describe('Dated lifecycle of members: start_date and end_date fields of the sources, compared with the injected clock.');
+
 /** `sync:` — what the reconcile may do: ownership, policy, guards. */
 export const syncConfigSchema = z
   .strictObject({
@@ -84,6 +100,7 @@ export const syncConfigSchema = z
       .union([z.literal(4), z.literal(0)])
       .default(4)
       .describe('Exit code of a `sync` whose only problem is quarantined source records: 4 (partial), or 0 (a CronJob then shows no failed Job for a record HR has to fix; the quarantine is still counted in the summary and orgsync_quarantined_records, and has its own alert). Failed writes still exit 4.'),
+    lifecycle: lifecycleSchema.prefault({}),
   })
   .default({
     id: 'orgsync',
@@ -96,6 +113,7 @@ export const syncConfigSchema = z
     max_source_shrink_percent: 10,
     removal_grace: 0,
     exit_code_on_quarantine: 4,
+    lifecycle: { create_days_before_start: 0 },
   })
   .describe('Reconcile behaviour: ownership, policy, adoption and the delete guard.');
 

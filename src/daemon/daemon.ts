@@ -330,6 +330,8 @@ export function metricsRunObserver(metrics: OrgsyncMetrics): RunObserver {
           return { labels: { source, code }, value };
         }),
       );
+      metrics.lifecycleMembers.set({ rule: 'scheduled' }, plan.lifecycle?.scheduled.length ?? 0);
+      metrics.lifecycleMembers.set({ rule: 'ended' }, plan.lifecycle?.ended.length ?? 0);
       // Removals a policy (upsert-only, create-only) or a grace period held back.
       for (const w of plan.withheld) if (w.change.op === 'remove') metrics.removalsBlockedTotal.inc({ guard: w.why.split(':')[0] ?? w.why });
     },

@@ -3,7 +3,7 @@
  * location, each mapped field with the source it came from), what the mirror holds, whether this sync owns it and
  * since when, and what the next plan would do to it and why.
  */
-import type { Change, DesiredDepartment, DesiredMember, DesiredPosition, DesiredState, EntityKind, Plan, PlatformDepartment, PlatformMember, PlatformPosition, QuarantineEntry, RecordOrigin } from '../domain/index.js';
+import type { Change, LifecycleEvent, DesiredDepartment, DesiredMember, DesiredPosition, DesiredState, EntityKind, Plan, PlatformDepartment, PlatformMember, PlatformPosition, QuarantineEntry, RecordOrigin } from '../domain/index.js';
 import { ENTITY_KINDS } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
@@ -33,7 +33,7 @@ export interface RecordExplanation {
   mirror?: PlatformRecord;
   ownership: { owned: boolean; kind: string; since?: string; detail: string };
   /** What the next plan does to it. */
-  next: { changes: Change[]; withheld: { change: Change; why: string; dueAt?: string }[]; warnings: string[]; refusal?: string };
+  next: { changes: Change[]; withheld: { change: Change; why: string; dueAt?: string }[]; warnings: string[]; refusal?: string; lifecycle?: string };
 }
 
 const platformIdOf = (entity: EntityKind, r: PlatformRecord): string => (entity === 'members' ? (r as PlatformMember).account_id : (r as PlatformDepartment).id);
@@ -109,6 +109,8 @@ function explainOne(
   out.next.withheld = state.plan.withheld.filter((w) => mine(w.change)).map((w) => ({ change: w.change, why: w.why, ...(w.dueAt ? { dueAt: w.dueAt } : {}) }));
   out.next.warnings = state.plan.warnings.filter((w) => w.entity === entity && ((thirdId !== '' && w.thirdId === thirdId) || (platformId !== undefined && w.platformId === platformId))).map((w) => `${w.code}: ${w.message}`);
   if (state.plan.refusal) out.next.refusal = `${state.plan.refusal.guard}: ${state.plan.refusal.message}`;
+  const life = entity === 'members' && thirdId !== '' ? [...(state.plan.lifecycle?.scheduled ?? []), ...(state.plan.lifecycle?.ended ?? [])].find((e) => e.thirdId === thirdId) : undefined;
+  if (life) out.next.lifecycle = lifecycleLine(life);
   return out;
 }
 
@@ -177,6 +179,13 @@ function mirrorLine(entity: EntityKind, r: PlatformRecord, departmentPath: (id: 
   return `id ${p.id}, status ${p.status}, name ${q(p.name)}, third_position_id ${q(p.third_position_id)}, updated_at ${p.updated_at}`;
 }
 
+/** Why a lifecycle rule holds a member back or takes them out (sync.lifecycle). */
+export function lifecycleLine(e: LifecycleEvent): string {
+  if (e.rule === 'scheduled') return `scheduled: not created yet: start_date ${e.date}; created from ${e.createOn} (sync.lifecycle.create_days_before_start)`;
+  const what = e.action === 'not_created' ? 'not created' : e.action === 'suspend' ? 'suspended' : 'removed';
+  return `ended: end_date ${e.date} has passed (${e.at}): ${what}, whatever status the source gives (sync.lifecycle.end_action)`;
+}
+
 /** The text report of explain (stdout). */
 export function renderExplanations(list: readonly RecordExplanation[], departmentPath: (id: string) => string | undefined = () => undefined): string {
   const lines: string[] = [];
@@ -191,6 +200,7 @@ export function renderExplanations(list: readonly RecordExplanation[], departmen
     lines.push(`  mirror:     ${e.mirror ? mirrorLine(e.entity, e.mirror, departmentPath) : 'no record on the platform'}`);
     lines.push(`  ownership:  ${e.ownership.detail}`);
     const next: string[] = [];
+    if (e.next.lifecycle) next.push(e.next.lifecycle);
     for (const c of e.next.changes) next.push(`${c.op}: ${c.description} (why: ${c.reason})`);
     for (const w of e.next.withheld) next.push(`withheld ${w.change.op}: ${w.change.description} (why: ${w.why}${w.dueAt ? `; due ${w.dueAt}` : ''})`);
     for (const w of e.next.warnings) next.push(`no write: ${w}`);

@@ -11,7 +11,7 @@ import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import type { OrgPlatformPort } from '../platform/port.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
-import { calculatePlan, type PlannerSnapshot } from '../planner/index.js';
+import { calculatePlan, lifecycleOptionsFrom, type PlannerSnapshot } from '../planner/index.js';
 import type { Clock } from '../shared/clock.js';
 import { EXIT, OrgsyncError, type ExitCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -225,6 +225,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     memberRemoval: sync.member_removal,
     deleteThreshold: sync.delete_threshold,
     adopt: sync.adopt,
+    lifecycle: lifecycleOptionsFrom(sync),
     ...(sync.root_department !== undefined ? { rootDepartment: sync.root_department } : {}),
     ...(options.allowDeletes !== undefined ? { allowDeletes: options.allowDeletes } : {}),
     ...(trust ? { trust: trust.filter } : {}),

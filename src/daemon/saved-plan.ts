@@ -15,7 +15,7 @@ import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
-import { calculatePlan } from '../planner/index.js';
+import { calculatePlan, lifecycleOptionsFrom } from '../planner/index.js';
 import { EXIT, OrgsyncError } from '../shared/errors.js';
 import { redactSecrets } from '../shared/redact.js';
 import { refreshMirror } from './refresh-mirror.js';
@@ -217,6 +217,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     policy: config.sync.policy,
     memberRemoval: config.sync.member_removal,
     adopt: config.sync.adopt,
+    lifecycle: lifecycleOptionsFrom(config.sync),
     now: clock.now(),
     trust: trust.filter,
     ...(config.sync.root_department !== undefined ? { rootDepartment: config.sync.root_department } : {}),

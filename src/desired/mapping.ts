@@ -8,6 +8,7 @@ import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosi
 import type { EntityKind } from '../domain/entities.js';
 import { compileField, type FieldReader, type Lookup } from './fields.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
+import { parseHrDate } from '../shared/dates.js';
 import { checkText, mapStatus, MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH, normaliseEmail, normalisePhone, parseSortOrder, type Problem } from './normalise.js';
 
 /** A member before the merge: status is undefined when the source does not say (the merge defaults it to active). */
@@ -34,6 +35,8 @@ export interface SourceBatch {
 export interface SourceMappingOptions {
   source: string;
   phoneRegion?: string | undefined;
+  /** The config's timezone: (IANA) for dates without an offset; default UTC. */
+  timezone?: string | undefined;
   /** An invalid phone: dropped with a warning (default), or the member quarantined. */
   phonePolicy?: 'drop' | 'quarantine' | undefined;
   authoritativeFields?: string[];
@@ -48,6 +51,8 @@ export interface RecordOverrides {
   department_source_id?: string;
   /** The account is disabled in the source: suspended unless the mapped status says left. */
   disabled?: boolean;
+  /** An end date the connector worked out (AD accountExpires, shadowExpire), unless end_date is mapped. */
+  end_date?: { text: string; ms: number };
 }
 
 type Readers<K extends string> = { [key in K]?: FieldReader };
@@ -260,6 +265,12 @@ export class SourceCollector {
       }
       if (overrides.disabled && rec.status !== 'left') rec.status = 'suspended';
       else if (overrides.disabled === false && rec.status === undefined) rec.status = 'active';
+      this.date(m, 'start_date', lookup, rec);
+      const endOverride = overrides.end_date;
+      if (endOverride !== undefined && !m.end_date) {
+        rec.end_date = endOverride.text;
+        rec.end_at = endOverride.ms;
+      } else this.date(m, 'end_date', lookup, rec);
       this.members.push(rec);
       if (droppedPhone) {
         this.warnings.push({ source: this.opts.source, entity: 'members', source_id: rec.source_id, location, code: 'invalid_phone_dropped', message: `${droppedPhone.message}: phone dropped, the member is kept without it (phone_policy: drop)`, problem: droppedPhone.message });
@@ -293,6 +304,22 @@ export class SourceCollector {
       else return r.value;
     }
     return invalid;
+  }
+
+  /** Reads start_date / end_date: the text as given and the instant (dates without an offset in `timezone`). */
+  private date(m: Readers<string>, field: 'start_date' | 'end_date', lookup: Lookup, rec: SourceMember): void {
+    if (!m[field]) return;
+    const text = this.text(m, field, lookup);
+    if (text === '') return;
+    const r = parseHrDate(text, this.opts.timezone ?? 'UTC');
+    if ('problem' in r) throw new Reject({ reason: 'invalid_date', message: `${field}: ${r.problem}` });
+    if (field === 'start_date') {
+      rec.start_date = text;
+      rec.start_at = r.ms;
+    } else {
+      rec.end_date = text;
+      rec.end_at = r.ms;
+    }
   }
 
   /**

@@ -43,6 +43,12 @@ export interface DesiredMember {
   title?: string;
   department_source_id?: string;
   status: DesiredMemberStatus;
+  /** The first working day as the source gave it, and its instant (ms; a date is its midnight in `timezone:`). */
+  start_date?: string;
+  start_at?: number;
+  /** The last day as the source gave it, and the instant from which the member is gone (ms). */
+  end_date?: string;
+  end_at?: number;
   origin?: RecordOrigin;
 }
 

@@ -142,6 +142,21 @@ export interface PlanRefusal {
 export type PlanCounts = Record<EntityKind, Record<ChangeOp, number>>;
 
 /** The result of planning one run. */
+/** What a lifecycle rule (issue 18: start_date, end_date) did to one member in a plan. */
+export interface LifecycleEvent {
+  rule: 'scheduled' | 'ended';
+  thirdId: string;
+  displayName: string;
+  /** The date as the source gave it. */
+  date: string;
+  /** Its instant (RFC 3339). */
+  at: string;
+  /** scheduled: when the member will be created (RFC 3339). */
+  createOn?: string;
+  /** ended: remove, suspend, or not_created (a leaver never created). */
+  action?: 'remove' | 'suspend' | 'not_created';
+}
+
 export interface Plan {
   formatVersion: typeof PLAN_FORMAT_VERSION;
   syncId: string;
@@ -157,6 +172,8 @@ export interface Plan {
   counts: PlanCounts;
   /** Issue 10 (saved plans): hashes of the inputs it was computed from. */
   inputs?: { mirrorHash?: string; sourceHash?: string };
+  /** Issue 18: members the lifecycle rules held back (scheduled) or took out (ended). Absent when none. */
+  lifecycle?: { scheduled: LifecycleEvent[]; ended: LifecycleEvent[] };
 }
 
 /** True when the plan holds at least one write. */

@@ -67,6 +67,7 @@ export class OrgsyncMetrics {
   readonly quarantinedRecords: Gauge<'source' | 'reason'>;
   readonly blockedRecords: Gauge<'entity' | 'reason'>;
   readonly sourceWarnings: Gauge<'source' | 'code'>;
+  readonly lifecycleMembers: Gauge<'rule'>;
   readonly mirrorRecords: Gauge<'entity' | 'status'>;
   readonly deleteThresholdExceededTotal: Counter;
   /** Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, ...). */
@@ -131,6 +132,12 @@ export class OrgsyncMetrics {
       name: `${p}blocked_records`,
       help: 'Source records the last plan could neither create nor update, by entity and reason (not_owned_conflict, unpatchable_drift, contact_not_owned).',
       labelNames: ['entity', 'reason'],
+      registers,
+    });
+    this.lifecycleMembers = new Gauge({
+      name: `${p}lifecycle_members`,
+      help: 'Members a lifecycle rule applied to in the last plan: scheduled (start_date still ahead, not created yet) and ended (end_date passed).',
+      labelNames: ['rule'],
       registers,
     });
     this.sourceWarnings = new Gauge({ name: `${p}source_warnings`, help: 'Values dropped from records the last run kept, per source and code (invalid_phone_dropped).', labelNames: ['source', 'code'], registers });

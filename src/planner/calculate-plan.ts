@@ -25,6 +25,7 @@
  *
  * Then: order (order.ts) -> policy (policies.ts) -> trust filters (trust/) -> guards (guards.ts PLAN_GUARDS: state lost,
  * empty source, the trust filters' refusals, delete threshold).
+ * Before the member diff: the dated lifecycle rules (lifecycle/: scheduled, ended).
  */
 import type { DesiredState, EntityKind, Plan, PlanWarning } from '../domain/index.js';
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
@@ -36,6 +37,7 @@ import { firstRefusal, type OwnedCounts } from './guards.js';
 import { orderDepartmentDeletes, orderMoves } from './order.js';
 import { applyPolicy } from './policies.js';
 import { departmentOwnership } from './ownership.js';
+import { applyLifecycle } from './lifecycle/index.js';
 import type { PlannerSnapshot, PlanOptions } from './types.js';
 
 /** The default delete threshold (README "sync:"). */
@@ -50,7 +52,10 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
   const positions = diffPositions(desired.positions, snapshot.positions, desired.provided.positions, ctx);
   const departments = diffDepartments(desired.departments, snapshot.departments, desired.provided.departments, ctx);
   const removing = new Set(departments.removalCandidates.map((d) => d.id));
-  const members = diffMembers(desired.members, snapshot.members, snapshot.ownedMembers, desired.provided.members, ctx, {
+  const nowMs = opts.now instanceof Date ? opts.now.getTime() : opts.now;
+  // Dated lifecycle first: a future hire is not desired yet, a leaver past end_date is desired as gone.
+  const life = applyLifecycle(desired.members, snapshot.members, opts.lifecycle, nowMs);
+  const members = diffMembers(life.members, snapshot.members, snapshot.ownedMembers, desired.provided.members, ctx, {
     resolveDepartment: (sid) => departments.resolve.get(sid) ?? (desired.provided.departments ? undefined : departments.byThird.get(sid)?.id),
     removing,
     tenantRootId: departments.tenantRootId,
@@ -100,6 +105,9 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
     withheld,
     ...(refusal ? { refusal } : {}),
     counts: countChanges(kept),
+    ...(life.events.length > 0
+      ? { lifecycle: { scheduled: life.events.filter((e) => e.rule === 'scheduled'), ended: life.events.filter((e) => e.rule === 'ended') } }
+      : {}),
   };
 }
 

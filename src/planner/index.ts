@@ -7,3 +7,4 @@ export * from './order.js';
 export * from './normalise.js';
 export * from './render.js';
 export { NOT_OWNED_ABSENT } from './diff-members.js';
+export * from './lifecycle/index.js';

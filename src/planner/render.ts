@@ -65,6 +65,18 @@ export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
     for (const w of plan.withheld) lines.push(`  . ${w.change.entity} ${w.change.op} ${w.change.thirdId || w.change.platformId || ''}: ${w.change.description} (${w.why}${w.dueAt ? `, due ${w.dueAt}` : ''})`);
     lines.push('');
   }
+  const scheduled = plan.lifecycle?.scheduled ?? [];
+  if (scheduled.length > 0) {
+    lines.push(`scheduled (${scheduled.length})`);
+    for (const e of scheduled) lines.push(`  > members ${e.thirdId}: "${e.displayName}" starts ${e.date}; created from ${e.createOn}`);
+    lines.push('');
+  }
+  const ended = plan.lifecycle?.ended ?? [];
+  if (ended.length > 0) {
+    lines.push(`ended (${ended.length})`);
+    for (const e of ended) lines.push(`  < members ${e.thirdId}: "${e.displayName}" end_date ${e.date} has passed: ${e.action === 'not_created' ? 'not created' : e.action === 'suspend' ? 'suspended' : 'removed'}`);
+    lines.push('');
+  }
   if (extras.quarantine && extras.quarantine.length > 0) {
     lines.push(`quarantined (${extras.quarantine.length})`);
     for (const q of extras.quarantine) lines.push(`  ? ${q.entity} ${q.source_id ?? ''} ${q.source} ${q.location}: ${q.reason}: ${q.message}`);
@@ -114,7 +126,7 @@ export interface PlanJson {
   policy: string;
   created_at: string;
   in_sync: boolean;
-  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; unpatchable_drift: number; withheld: number; quarantined: number; blocked: number };
+  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; unpatchable_drift: number; withheld: number; quarantined: number; blocked: number; scheduled: number; ended: number };
   refusal: { guard: string; message: string; entities?: unknown } | null;
   changes: {
     id: string;
@@ -135,6 +147,11 @@ export interface PlanJson {
   quarantine: { source: string; entity: EntityKind; source_id: string | null; location: string; reason: string; message: string }[];
   /** Source records the plan can neither create nor update (issue 15). */
   blocked: BlockedJson[];
+  /** Issue 18: members not created yet (start_date) and members gone by end_date. */
+  lifecycle: {
+    scheduled: { third_id: string; display_name: string; start_date: string; start_at: string; create_on: string }[];
+    ended: { third_id: string; display_name: string; end_date: string; end_at: string; action: string }[];
+  };
 }
 
 /** The JSON document of a plan. */
@@ -155,6 +172,8 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
       withheld: plan.withheld.length,
       quarantined: quarantine.length,
       blocked: blocked.length,
+      scheduled: plan.lifecycle?.scheduled.length ?? 0,
+      ended: plan.lifecycle?.ended.length ?? 0,
     },
     refusal: plan.refusal ? { guard: plan.refusal.guard, message: plan.refusal.message, ...(plan.refusal.entities ? { entities: plan.refusal.entities } : {}) } : null,
     changes: plan.changes.map((c) => ({
@@ -183,5 +202,9 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
     })),
     quarantine: quarantine.map((q) => ({ source: q.source, entity: q.entity, source_id: q.source_id ?? null, location: q.location, reason: q.reason, message: q.message })),
     blocked: blockedToJson(blocked),
+    lifecycle: {
+      scheduled: (plan.lifecycle?.scheduled ?? []).map((e) => ({ third_id: e.thirdId, display_name: e.displayName, start_date: e.date, start_at: e.at, create_on: e.createOn ?? '' })),
+      ended: (plan.lifecycle?.ended ?? []).map((e) => ({ third_id: e.thirdId, display_name: e.displayName, end_date: e.date, end_at: e.at, action: e.action ?? 'remove' })),
+    },
   };
 }

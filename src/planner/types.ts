@@ -2,6 +2,7 @@
 import type { PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
 import type { SyncConfig, SyncPolicy } from '../config/sync.js';
 import type { PlanTrustFilter } from './trust/types.js';
+import type { LifecycleOptions } from './lifecycle/index.js';
 
 /** The platform as the mirror last saw it, plus orgsync's own ownership records. */
 export interface PlannerSnapshot {
@@ -44,6 +45,16 @@ export interface PlanOptions {
    * departments or positions managed by this sync.id on the platform: the state_lost guard refuses. Undefined: not checked.
    */
   stateKnown?: boolean;
+  /** Issue 18: dated lifecycle (start_date, end_date); absent: the dates are not used. */
+  lifecycle?: LifecycleOptions;
   /** Issue 10: the trust filters (shrink guard, scope guard, grace period), after the policy, before the threshold. */
   trust?: PlanTrustFilter;
+}
+
+/** The planner's lifecycle options from `sync:` (one named function, so every command plans the same way). */
+export function lifecycleOptionsFrom(sync: Pick<SyncConfig, 'lifecycle' | 'member_removal'>): LifecycleOptions {
+  return {
+    createDaysBeforeStart: sync.lifecycle.create_days_before_start,
+    endAction: sync.lifecycle.end_action ?? (sync.member_removal === 'suspended' ? 'suspend' : 'remove'),
+  };
 }

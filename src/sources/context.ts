@@ -8,6 +8,8 @@ export interface SourceReadContext {
   env: Record<string, string | undefined>;
   logger: Logger;
   clock: Clock;
+  /** The config's `timezone:` (IANA), in which dates without an offset are read. */
+  timezone?: string | undefined;
   signal?: AbortSignal | undefined;
   /** Resolves a path from the config against the config file's folder. */
   resolvePath(path: string): string;

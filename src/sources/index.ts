@@ -66,11 +66,12 @@ export interface SourcesReport {
 }
 
 /** Reads every source and reports per source as well as the merged state. */
-export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>, opts: ReadSourcesOptions): Promise<SourcesReport> {
+export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'> & { timezone?: string }, opts: ReadSourcesOptions): Promise<SourcesReport> {
   const ctx: SourceReadContext = {
     env: opts.env,
     logger: opts.logger,
     clock: opts.clock ?? systemClock,
+    timezone: config.timezone,
     signal: opts.signal,
     resolvePath: (p) => resolveConfigPath(config, p),
   };
@@ -100,6 +101,6 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
 }
 
 /** Reads every source, merges per entity by source id (per-field precedence), validates and quarantines. */
-export async function readDesiredState(config: Pick<Config, 'sources' | 'meta'>, opts: ReadSourcesOptions): Promise<DesiredState> {
+export async function readDesiredState(config: Pick<Config, 'sources' | 'meta'> & { timezone?: string }, opts: ReadSourcesOptions): Promise<DesiredState> {
   return (await readSourcesReport(config, opts)).state;
 }

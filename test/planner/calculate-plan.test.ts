@@ -239,7 +239,7 @@ describe('plan renderings', () => {
   it('renders one JSON document of the documented shape', () => {
     const plan = calculatePlan(desired({ departments: [{ source_id: 'eng', name: 'Engineering' }] }), snapshot(), OPTS);
     const doc = planToJson(plan);
-    expect(Object.keys(doc)).toEqual(['format_version', 'sync_id', 'policy', 'created_at', 'in_sync', 'summary', 'refusal', 'changes', 'warnings', 'withheld', 'quarantine', 'blocked']);
+    expect(Object.keys(doc)).toEqual(['format_version', 'sync_id', 'policy', 'created_at', 'in_sync', 'summary', 'refusal', 'changes', 'warnings', 'withheld', 'quarantine', 'blocked', 'lifecycle']);
     expect(doc.created_at).toBe('2026-11-22T00:00:00.000Z');
     expect(doc.summary.departments.create).toBe(1);
     expect(doc.changes[0]).toMatchObject({ id: 'departments:create:eng', op: 'create', third_id: 'eng', request: { method: 'POST', path: '/org/departments' } });

@@ -49,6 +49,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
     phoneRegion: source.phone_region,
     phonePolicy: source.phone_policy,
     authoritativeFields: source.authoritative_fields,
+    timezone: ctx.timezone,
     departments: source.departments,
     positions: source.positions,
     members: source.members,

@@ -21,6 +21,7 @@ export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: Sour
     phoneRegion: source.phone_region,
     phonePolicy: source.phone_policy,
     authoritativeFields: source.authoritative_fields,
+    timezone: ctx.timezone,
     departments: source.departments,
     positions: source.positions,
     members: source.members,

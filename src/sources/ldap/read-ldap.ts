@@ -111,6 +111,7 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     phoneRegion: source.phone_region,
     phonePolicy: source.phone_policy,
     authoritativeFields: source.authoritative_fields,
+    timezone: ctx.timezone,
     departments: p.ouTree ? { fields: p.departmentFields, include: p.deptCfg?.include, exclude: p.deptCfg?.exclude } : undefined,
     positions: source.positions,
     members: { fields: p.memberFields, status_map: source.members.status_map, path_separator: source.members.path_separator, include: source.members.include, exclude: source.members.exclude },
