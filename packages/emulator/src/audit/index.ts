@@ -1,6 +1,6 @@
 /**
  * The audit area (spec "Cross-user audit"): reads of users' private KBs, each written to the audit log, and the
- * admin route that shows the log. README "Emulator" > "Cross-user audit".
+ * admin route that shows the log. README "Cross-user audit".
  */
 import type { FastifyInstance } from 'fastify';
 import type { EmulatorArea, EmulatorContext } from '../core/types.js';

@@ -1,6 +1,6 @@
 /**
  * The auth area: discovery, the key set, the token endpoint's four grants, introspection, the st_ and application
- * JWT credential resolvers, and its admin routes. README "Emulator" > "Authentication".
+ * JWT credential resolvers, and its admin routes. README "Authentication".
  */
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';

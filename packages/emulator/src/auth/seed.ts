@@ -1,6 +1,6 @@
 /**
  * The auth area's part of the emulator seed: OAuth clients per tenant, and the token endpoint's lifetimes.
- * README "Emulator" > "Authentication" documents every key.
+ * README "Authentication" documents every key.
  */
 import { z } from 'zod';
 

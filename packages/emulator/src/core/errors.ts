@@ -1,6 +1,6 @@
 /**
  * Error bodies. The spec describes two shapes and leaves open which endpoint uses which (beyond the token endpoint).
- * Our reading (README "Emulator: choices where the spec is silent"):
+ * Our reading (the repository's docs/decisions.md):
  *   - organisation endpoints answer shape 2 only: { error: { code, message }, meta: { request_id } };
  *   - envelope endpoints (token, introspection, knowledge, memory, notification, chat, audit) answer shape 1 with the
  *     shape-2 fields alongside, so that a client reading either shape finds what it looks for:

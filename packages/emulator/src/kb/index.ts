@@ -1,6 +1,6 @@
 /**
  * The knowledge area (spec "Knowledge bases"): tenant-level and users' private KBs, documents with background
- * ingestion, single-KB and agent retrieval. README "Emulator" > "Knowledge bases".
+ * ingestion, single-KB and agent retrieval. README "Knowledge bases".
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 /**
  * The knowledge / memory / messaging area's part of the emulator seed: knowledge bases (tenant-level and users'
  * private ones) with their documents, memories, and (top level) the EMP block registry of the chat endpoint.
- * README "Emulator" > "Knowledge bases, memory, notifications, chat, audit" documents every key.
+ * README "Knowledge bases, memory, notifications, chat, audit" documents every key.
  */
 import { z } from 'zod';
 

@@ -1,6 +1,6 @@
 /**
  * The memory area (spec "Memory"): recall, events, list and delete of a digital employee's memories in four scopes,
- * with a fault switch per scope backend. README "Emulator" > "Memory".
+ * with a fault switch per scope backend. README "Memory".
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

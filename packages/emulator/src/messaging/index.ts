@@ -1,7 +1,7 @@
 /**
  * The messaging area (spec "System notification", "Proactive chat message"): direct conversations, notifications,
  * chat history, the EMP block registry, and admin routes to inspect what a client cannot see.
- * README "Emulator" > "Notifications and chat".
+ * README "Notifications and chat".
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
  * Errors of the translation API. The spec names the codes and leaves the HTTP statuses and the body shape open;
- * our choices (README "Emulator: document translation API") are this table and the body
+ * our choices (README "Document translation API") are this table and the body
  * `{ "error": { "code", "message" }, "meta": { "request_id" } }` (the same shape as the tenant API's organisation
  * endpoints, so one client parser reads both).
  */

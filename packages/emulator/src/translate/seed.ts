@@ -1,5 +1,5 @@
 /**
- * The top-level `translate:` block of the emulator seed (README "Emulator: document translation API").
+ * The top-level `translate:` block of the emulator seed (README "Document translation API").
  * Strict: an unknown key is an error naming its path. Every field has a default, so `translate:` may be omitted.
  */
 import { z } from 'zod';

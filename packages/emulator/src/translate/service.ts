@@ -1,6 +1,6 @@
 /**
  * The translation API's behaviour, apart from HTTP: keys, uploads, estimates, confirmation with idempotency and
- * credit holds, the job runner, and the JSON views. README "Emulator: document translation API" documents the choices.
+ * credit holds, the job runner, and the JSON views. README "Document translation API" documents the choices.
  *
  * Credits: confirming holds the estimated credits (the balance drops at once, so a second confirmation sees it);
  * a succeeded job then charges its actual credits (never more than the hold) and gives the rest back; a failed job
