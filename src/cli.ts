@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The orgsync command. Exit codes: see README "Exit codes".
 import { main } from './cli/main.js';
+import { SIGNAL_EXIT } from './shared/errors.js';
 
 const controller = new AbortController();
 let signalled = 0;
@@ -8,8 +9,9 @@ for (const sig of ['SIGTERM', 'SIGINT'] as const) {
   process.on(sig, () => {
     signalled += 1;
     // A second signal means "now": do not wait for a graceful stop.
-    if (signalled > 1) process.exit(130);
-    controller.abort(new Error(`received ${sig}`));
+    if (signalled > 1) process.exit(SIGNAL_EXIT[sig]);
+    // The command stops (shutdown_timeout bounds it) and main() exits 130 (SIGINT) or 143 (SIGTERM).
+    controller.abort(Object.assign(new Error(`received ${sig}`), { signal: sig }));
   });
 }
 

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { Command, CommanderError } from 'commander';
-import { EXIT, isOrgsyncError, oneLine } from '../shared/errors.js';
+import { EXIT, isOrgsyncError, oneLine, signalExitCode } from '../shared/errors.js';
 import { redact, redactSecrets } from '../shared/redact.js';
 import type { CliContext, CommandResult } from './context.js';
 import { VERSION } from './version.js';
@@ -91,11 +91,17 @@ export async function main(argv: string[], outerCtx: CliContext): Promise<number
   };
   for (const register of registrars) register(program, ctx, setResult);
 
+  // A command stopped by SIGINT/SIGTERM exits 130/143, whatever it returned or threw on the way out.
+  const bySignal = (code: number): number => (ctx.shutdownSignal.aborted ? (signalExitCode(ctx.shutdownSignal.reason) ?? code) : code);
   try {
     await program.parseAsync(argv, { from: 'user' });
     const code = pending ? await pending : EXIT.OK;
-    return typeof code === 'number' ? code : EXIT.OK;
+    return bySignal(typeof code === 'number' ? code : EXIT.OK);
   } catch (err) {
+    if (ctx.shutdownSignal.aborted && signalExitCode(ctx.shutdownSignal.reason) !== undefined) {
+      ctx.stderr.write(`orgsync: ${oneLine(err)}\n`);
+      return bySignal(EXIT.FAILED);
+    }
     if (err instanceof CommanderError) {
       // `orgsync` or `orgsync mirror` without a command prints the help and is a usage error (exit 2).
       if (err.code === 'commander.help' && err.exitCode !== 0) return EXIT.USAGE;

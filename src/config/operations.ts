@@ -1,5 +1,6 @@
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
+import { parseDuration } from './platform.js';
 
 /** The default daemon schedule: every 30 minutes. */
 export const DEFAULT_SCHEDULE = '*/30 * * * *';
@@ -33,6 +34,15 @@ export const timezoneSchema = z
   .refine(isTimeZone, { message: 'unknown time zone (use an IANA name such as UTC or Europe/Berlin)' })
   .default('UTC')
   .describe('IANA time zone the schedule is read in (UTC, Europe/Berlin, Asia/Shanghai, ...).');
+
+/** `shutdown_timeout`: how long in-flight requests may take after SIGTERM/SIGINT before they are aborted. */
+export const shutdownTimeoutSchema = z
+  .string()
+  .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 20s, 500ms or 1m' })
+  .default('20s')
+  .describe(
+    'On SIGTERM or SIGINT no new write or retry starts; requests in flight get this long, then are aborted; the state DB records what is known and the process exits within this plus 2 s (exit 143 for SIGTERM, 130 for SIGINT). The Helm chart sets terminationGracePeriodSeconds to this plus 10 s.',
+  );
 
 /** `host:port` of a listener; `host` may be an IPv4 address, a name, or `[v6]`. */
 const LISTEN = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;

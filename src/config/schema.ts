@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { platformConfigSchema, stateConfigSchema } from './platform.js';
 import { sourcesConfigSchema } from './sources.js';
 import { syncConfigSchema } from './sync.js';
-import { logConfigSchema, metricsConfigSchema, scheduleSchema, timezoneSchema } from './operations.js';
+import { logConfigSchema, metricsConfigSchema, scheduleSchema, shutdownTimeoutSchema, timezoneSchema } from './operations.js';
 
 /** The whole config file. Each block's schema lives in its own file; this composes them. */
 export const configSchema = z.strictObject({
@@ -12,6 +12,7 @@ export const configSchema = z.strictObject({
   sources: sourcesConfigSchema,
   schedule: scheduleSchema,
   timezone: timezoneSchema,
+  shutdown_timeout: shutdownTimeoutSchema,
   metrics: metricsConfigSchema,
   log: logConfigSchema,
 });

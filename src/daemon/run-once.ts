@@ -339,7 +339,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
       summary.byStatus.deferred += deferred.length;
       summary.result = 'stopped';
       summary.exitCode = EXIT.FAILED;
-      summary.error = 'stopped by a shutdown signal: writes in flight finished, nothing new was started';
+      summary.error = `stopped by a shutdown signal: no new write or retry was started (${summary.byStatus.not_started} not started); requests in flight were given shutdown_timeout`;
       return finish();
     }
     if (deferred.length === 0) break;

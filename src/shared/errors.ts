@@ -21,6 +21,15 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** Exit codes of a process stopped by a shutdown signal (128 + the signal's number, the shell's convention). */
+export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/** The exit code for a shutdown signal's abort reason (an Error with `signal: 'SIGTERM' | 'SIGINT'`), or undefined. */
+export function signalExitCode(reason: unknown): number | undefined {
+  const sig = (reason as { signal?: unknown } | null | undefined)?.signal;
+  return sig === 'SIGINT' || sig === 'SIGTERM' ? SIGNAL_EXIT[sig] : undefined;
+}
+
 /** Stable error codes with the exit code each maps to. */
 export const ERROR_CODES = {
   CONFIG_INVALID: EXIT.USAGE,

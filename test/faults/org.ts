@@ -8,11 +8,12 @@ import { TEST_KEYS } from '../helpers/emulator.js';
 
 export { writeCsvOrg };
 
-/** An org of `departments` departments and `members` members, every title `title`. */
-export function titledOrg(opts: { departments: number; members: number; title: string }): { desired: DesiredState; titles: Record<string, string> } {
+/** An org of `departments` departments and `members` members (ids and e-mails start with `prefix`), every title `title`. */
+export function titledOrg(opts: { departments: number; members: number; title: string; prefix?: string }): { desired: DesiredState; titles: Record<string, string> } {
+  const p = opts.prefix ?? '';
   const desired = org({
-    departments: Array.from({ length: opts.departments }, (_, k) => [`d${k}`, `Dept ${k}`] as [string, string]),
-    members: Array.from({ length: opts.members }, (_, k) => [`m${k}`, `Person ${k}`, `m${k}@acme.test`, `d${k % opts.departments}`] as [string, string, string, string]),
+    departments: Array.from({ length: opts.departments }, (_, k) => [`${p}d${k}`, `${p}Dept ${k}`] as [string, string]),
+    members: Array.from({ length: opts.members }, (_, k) => [`${p}m${k}`, `Person ${k}`, `${p}m${k}@acme.test`, `${p}d${k % opts.departments}`] as [string, string, string, string]),
   });
   const titles = Object.fromEntries(desired.members.map((m) => [m.source_id, opts.title]));
   for (const m of desired.members) m.title = opts.title;

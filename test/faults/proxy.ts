@@ -24,9 +24,9 @@ export interface ProxiedRequest {
 
 /** A fault applied to requests (those matching `methods`, when given). */
 export type ProxyFault =
-  | { kind: 'latency'; ms: number; methods?: string[] }
-  | { kind: 'status'; status: number; methods?: string[] }
-  | { kind: 'stall'; methods?: string[] }
+  | { kind: 'latency'; ms: number; methods?: string[]; paths?: RegExp }
+  | { kind: 'status'; status: number; methods?: string[]; paths?: RegExp }
+  | { kind: 'stall'; methods?: string[]; paths?: RegExp }
   | { kind: 'reset' };
 
 /** The write methods (faults that only slow or fail writes). */
@@ -127,7 +127,7 @@ export class FaultProxy {
 
   private async route(entry: ProxiedRequest, req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
     const fault = this.fault;
-    const applies = fault && fault.kind !== 'reset' && (!fault.methods || fault.methods.includes(entry.method));
+    const applies = fault && fault.kind !== 'reset' && (!fault.methods || fault.methods.includes(entry.method)) && (!fault.paths || fault.paths.test(entry.path));
     if (applies && fault.kind === 'status') {
       entry.outcome = 'faulted';
       entry.status = fault.status;

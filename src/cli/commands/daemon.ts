@@ -95,6 +95,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   });
   const dbPath = resolveConfigPath(config, config.state.path);
   const busyTimeoutMs = parseDuration(config.state.busy_timeout)!;
+  const shutdownTimeoutMs = parseDuration(config.shutdown_timeout)!;
   const readOnly = options.readOnly === true;
   const snapshot = readOnly ? openStateSnapshot(dbPath, { now: steadyWallClock(clock), busyTimeoutMs }) : undefined;
   const db = snapshot?.db ?? openStateDb(dbPath, { busyTimeoutMs });
@@ -170,6 +171,8 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
         lease.startHeartbeat(onLeaseLost);
         log.info({ state_db: dbPath }, 'took the state DB lease again');
       }
+      // After a shutdown signal, requests in flight get shutdown_timeout, then are aborted (the daemon passes its own).
+      const abort = run.abort ?? (run.signal ? abortAfter(run.signal, shutdownTimeoutMs) : undefined);
       return runOnce(
         {
           config,
@@ -181,7 +184,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: log, clock, ...(signal ? { signal } : {}) }),
           observer: runObserver,
           ...(run.signal ? { signal: run.signal } : {}),
-          ...(run.abort ? { abortSignal: run.abort } : {}),
+          ...(abort ? { abortSignal: abort } : {}),
           writeGates: gates,
           callStats: () => ({ ...stats }),
           trust: createRunTrust(new TrustStateStore(db, config.sync.id), config, mirror),
@@ -200,6 +203,17 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   };
 }
 
+/** A signal aborted `ms` after `signal` is (an unref'd timer: it never keeps the process alive). */
+export function abortAfter(signal: AbortSignal, ms: number): AbortSignal {
+  const controller = new AbortController();
+  const fire = (): void => {
+    setTimeout(() => controller.abort(new Error(`shutdown_timeout (${ms / 1000}s) is over: request aborted`)), ms).unref();
+  };
+  if (signal.aborted) fire();
+  else signal.addEventListener('abort', fire, { once: true });
+  return controller.signal;
+}
+
 /** Test seams of `orgsync daemon` (the CLI passes none). */
 export interface DaemonOverrides {
   scheduler?: Scheduler;
@@ -215,7 +229,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
     // The effective config, for operators at debug level; the logger redacts every secret in it.
     const { meta, ...effective } = config;
     env.logger.debug({ config: effective, file: meta.file, state_db: env.dbPath }, 'config loaded');
-    const runSync: RunSync = async ({ logger, stopSignal }) => runOutcomeOf(await env.run({ mode: 'apply' }, { logger, signal: stopSignal }));
+    const runSync: RunSync = async ({ logger, stopSignal, killSignal }) => runOutcomeOf(await env.run({ mode: 'apply' }, { logger, signal: stopSignal, abort: killSignal }));
     return await runDaemon({
       runSync,
       logger: env.logger,
@@ -227,7 +241,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
       shutdownSignal: ctx.shutdownSignal,
       stateOpen: () => env.db.open,
       info: { syncId: config.sync.id, version: VERSION, schedule: config.schedule, timezone: config.timezone },
-      ...(overrides.shutdownGraceMs !== undefined ? { shutdownGraceMs: overrides.shutdownGraceMs } : {}),
+      shutdownGraceMs: overrides.shutdownGraceMs ?? parseDuration(config.shutdown_timeout)!,
       ...(overrides.onListening ? { onListening: overrides.onListening } : {}),
     });
   } finally {
@@ -240,7 +254,7 @@ export function registerDaemonCommand(program: Command, ctx: CliContext, setResu
   program
     .command('daemon')
     .description(
-      'Run as a long-lived process: one sync at start, then one per `schedule` (cron, in `timezone`), never two at once. Serves /metrics, /healthz, /readyz and /status on metrics.listen. SIGTERM/SIGINT: stop scheduling, let in-flight writes finish, record them, exit 0.',
+      'Run as a long-lived process: one sync at start, then one per `schedule` (cron, in `timezone`), never two at once. Serves /metrics, /healthz, /readyz and /status on metrics.listen. SIGTERM/SIGINT: stop scheduling, start no new write or retry, give requests in flight shutdown_timeout (default 20s) and then abort them, record what is known, exit 143 (SIGTERM) or 130 (SIGINT).',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML)')
     .option('--listen <host:port>', 'override metrics.listen ("" turns the listener off)')

@@ -6,7 +6,7 @@ import type { RunSummary } from '../../daemon/run-once.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { blockedLines, blockedToJson, renderPlanText } from '../../planner/render.js';
 import { NOT_OWNED_ABSENT } from '../../planner/index.js';
-import { EXIT } from '../../shared/errors.js';
+import { EXIT, signalExitCode } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
 import { parseAllowDeletes } from './plan.js';
@@ -130,6 +130,9 @@ Examples:
             );
             progress.stop();
             await finishSyncRun(env, summary);
+            // Stopped by SIGINT/SIGTERM: the process exits 130/143 (see main), and its summary says the same.
+            const bySignal = ctx.shutdownSignal.aborted ? signalExitCode(ctx.shutdownSignal.reason) : undefined;
+            if (bySignal !== undefined && summary.result === 'stopped') summary.exitCode = bySignal as RunSummary['exitCode'];
             if (summary.result === 'refused') {
               // Nothing was applied: show what would have been, and why it was refused.
               if (opts.output === 'text') ctx.stdout.write(renderPlanText(summary.plan, { quarantine: summary.quarantined }));
