@@ -30,6 +30,8 @@ function aliasBomb(): string {
 
 describe('bad YAML configs are config errors (exit 2, the file named)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'orgsync-bad-config-'));
+  // `config validate` reads every file a config names.
+  writeFileSync(join(dir, 'members.csv'), 'id,name,email\n');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   async function validate(name: string, text: string) {
