@@ -1,5 +1,6 @@
 /** Default mappings of the two LDAP profiles. Config values override them field by field. */
 import type { FieldSpec } from '../../config/sources.js';
+import { fileTimeToMs } from '../../shared/dates.js';
 
 /** One profile's defaults. */
 export interface LdapProfile {
@@ -14,7 +15,13 @@ export interface LdapProfile {
   /** Attributes that mark an account disabled. */
   disabledAttributes: string[];
   isDisabled(get: (name: string) => unknown): boolean;
+  /** Attributes that carry the account's end (read as the member's end_date unless end_date is mapped). */
+  endDateAttributes: string[];
+  /** The account's end: the text shown in plans and its instant; undefined when it never ends. */
+  endDate(get: (name: string) => unknown): { text: string; ms: number } | undefined;
 }
+
+const DAY_MS = 86_400_000;
 
 const first = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
 const text = (v: unknown): string => {
@@ -34,6 +41,14 @@ export const LDAP_PROFILES: Record<'openldap' | 'active-directory', LdapProfile>
     disabledAttributes: ['pwdAccountLockedTime', 'nsAccountLock'],
     // ppolicy locks with pwdAccountLockedTime (any value); 389-DS style directories use nsAccountLock: TRUE.
     isDisabled: (get) => text(get('pwdAccountLockedTime')).trim() !== '' || text(get('nsAccountLock')).trim().toLowerCase() === 'true',
+    endDateAttributes: ['shadowExpire'],
+    // shadowExpire (RFC 2307 shadowAccount): the day the account expires, in days since 1970-01-01; -1 or absent: never.
+    endDate: (get) => {
+      const t = text(get('shadowExpire')).trim();
+      if (!/^\d+$/.test(t)) return undefined;
+      const ms = Number(t) * DAY_MS;
+      return { text: new Date(ms).toISOString().slice(0, 10), ms };
+    },
   },
   'active-directory': {
     departmentsFromOuTree: false,
@@ -48,6 +63,12 @@ export const LDAP_PROFILES: Record<'openldap' | 'active-directory', LdapProfile>
     isDisabled: (get) => {
       const v = Number.parseInt(text(get('userAccountControl')), 10);
       return Number.isFinite(v) && (v & 0x2) !== 0;
+    },
+    endDateAttributes: ['accountExpires'],
+    // accountExpires: a FILETIME (100 ns since 1601-01-01 UTC) at which the account expires; 0 and 2^63-1 mean never.
+    endDate: (get) => {
+      const ms = fileTimeToMs(text(get('accountExpires')));
+      return ms === undefined ? undefined : { text: new Date(ms).toISOString(), ms };
     },
   },
 };

@@ -179,10 +179,12 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
       return id;
     };
     const m = source.members;
-    const memberAttrs = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes]);
+    const memberAttrs = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes, ...p.profile.endDateAttributes]);
     await search('members', m.base_dn ?? source.base_dn, m.filter ?? p.profile.memberFilter, m.scope, memberAttrs, (e) => {
       const lookup = entryLookup(e);
-      const overrides: { department_source_id?: string; disabled: boolean } = { disabled: p.profile.isDisabled(lookup) };
+      const overrides: { department_source_id?: string; disabled: boolean; end_date?: { text: string; ms: number } } = { disabled: p.profile.isDisabled(lookup) };
+      const end = p.profile.endDate(lookup);
+      if (end) overrides.end_date = end;
       if (p.departmentFrom === 'dn') overrides.department_source_id = departmentOf(e.dn);
       collector.addMember(lookup, e.dn, overrides);
     });
