@@ -12,6 +12,7 @@ import type { OwnershipStore } from '../mirror/ownership.js';
 import type { OrgPlatformPort } from '../platform/port.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
 import { calculatePlan, lifecycleOptionsFrom, type PlannerSnapshot } from '../planner/index.js';
+import { selectPlan, unmatchedMessage, type PlanSelection, type SelectedRecord } from '../planner/select.js';
 import type { Clock } from '../shared/clock.js';
 import { EXIT, OrgsyncError, type ExitCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -77,6 +78,8 @@ export interface RunOnceOptions {
   allowSourceShrink?: boolean;
   /** `--accept-scope-change`: accept removals after the config's scope changed. */
   acceptScopeChange?: boolean;
+  /** `sync --only SELECTOR` (issue 22): apply only the changes touching these records and what they need first. */
+  only?: readonly string[];
 }
 
 /** Calls every hook of `a`, then of `b`. */
@@ -159,6 +162,16 @@ export interface RunSummary {
   error?: string;
   /** Why the apply stopped starting writes, when it did. */
   stop?: StopReason;
+  /** `--only`: each selected record and what was done to it; `plan` is then the selected part of the plan. */
+  selection?: SelectionOutcome[];
+}
+
+/** `--only`: one selected record and what the run did about it. */
+export interface SelectionOutcome extends SelectedRecord {
+  /** One line per change of its own (`create applied`, `update failed: ...`), or why there was none. */
+  done: string[];
+  /** Prerequisites written for it first (`departments eng2: create applied`). */
+  neededFirst: string[];
 }
 
 const zeroApplied = (): ApplyCounts => ({
@@ -231,7 +244,14 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     ...(trust ? { trust: trust.filter } : {}),
     ...(deps.trust ? { stateKnown: deps.trust.knowsSync() } : {}),
   };
-  const plan = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, now: clock.now() });
+  const fullPlan = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, now: clock.now() });
+  // `--only`: the same plan, narrowed to the selected records and their prerequisites (guards were judged on it whole).
+  const select = (p: Plan): PlanSelection | undefined => (options.only && options.only.length > 0 ? selectPlan(p, desired, selectionPlatform(mirror, ownership), options.only) : undefined);
+  const selection = select(fullPlan);
+  if (selection && selection.unmatched.length > 0) throw new OrgsyncError('USAGE', unmatchedMessage(selection.unmatched));
+  const plan = selection ? selection.plan : fullPlan;
+  const quarantine = selection ? selection.quarantine : desired.quarantine;
+  const results = new Map<string, ChangeResult>();
   phases.planMs = lap();
   observer?.onPlan?.(plan, desired);
   const counts = Object.fromEntries(ENTITY_KINDS.map((e) => [e, plan.counts[e]]));
@@ -253,7 +273,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     byStatus: { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 },
     failures: [],
     notStarted: [],
-    quarantined: desired.quarantine,
+    quarantined: quarantine,
     blocked,
     skippedAdmin: 0,
     replanRounds: 0,
@@ -268,6 +288,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     summary.rateLimited = calls.rateLimited - callsAtStart.rateLimited;
     summary.durationMs = clock.now() - started;
     if (options.mode === 'apply' && !plan.refusal) phases.applyMs = lap();
+    if (selection) summary.selection = selectionOutcomes(selection, summary, results);
     return summary;
   };
 
@@ -309,6 +330,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     const deferred: ChangeResult[] = [];
     for (const r of result.results) {
       done.add(r.change.id);
+      results.set(r.change.id, r);
       if (r.status === 'deferred') {
         deferred.push(r);
         continue;
@@ -356,7 +378,8 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     const failedIds = new Set(summary.failures.map((f) => f.id).concat(summary.notStarted.map((f) => f.id), summary.byStatus.skipped_admin ? result.results.filter((r) => r.status === 'skipped_admin').map((r) => r.change.id) : []));
     // A re-plan may remove what the first plan (which passed the guards) removed, and no more.
     const allowed = Math.max(options.allowDeletes ?? 0, plan.changes.filter((c) => c.op === 'remove').length);
-    const next = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, allowDeletes: allowed, now: clock.now() });
+    const replanned = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, allowDeletes: allowed, now: clock.now() });
+    const next = select(replanned)?.plan ?? replanned;
     if (next.refusal) {
       summary.byStatus.deferred += deferred.length;
       summary.notConverged = deferred.map(toFailure);
@@ -368,7 +391,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   }
 
   trust?.commit();
-  const failed = summary.failures.length > 0 || summary.notStarted.length > 0 || desired.quarantine.length > 0;
+  const failed = summary.failures.length > 0 || summary.notStarted.length > 0 || quarantine.length > 0;
   if (summary.notConverged.length > 0) {
     summary.result = 'failed';
     summary.exitCode = EXIT.FAILED;
@@ -401,4 +424,52 @@ function toFailure(r: ChangeResult): RunFailure {
     status: r.status,
     message: r.message ?? r.status,
   };
+}
+
+/** The platform records `--only` selectors are matched against. */
+function selectionPlatform(mirror: Mirror, ownership: OwnershipStore): Parameters<typeof selectPlan>[2] {
+  return { departments: mirror.all('departments'), positions: mirror.all('positions'), members: mirror.all('members'), ownedMembers: ownership.ownedMembers() };
+}
+
+/** What the run did about each selected record (the `--only` summary). */
+function selectionOutcomes(selection: PlanSelection, summary: RunSummary, results: ReadonlyMap<string, ChangeResult>): SelectionOutcome[] {
+  const own = new Set(selection.selectedChangeIds);
+  const line = (c: Plan['changes'][number]): string => {
+    const r = results.get(c.id);
+    if (r) return `${c.op} ${r.status === 'applied' && summary.dryRun ? 'would be applied (dry run)' : r.status}${r.message && r.status !== 'applied' && r.status !== 'adopted' ? `: ${r.message}` : ''}`;
+    if (summary.result === 'refused') return `${c.op} refused by ${summary.plan.refusal?.guard ?? 'a guard'}`;
+    return `${c.op} ${summary.mode === 'plan' ? 'planned' : 'not started'}`;
+  };
+  const isMine = (r: SelectedRecord, c: { entity: EntityKind; thirdId: string; platformId?: string }): boolean =>
+    c.entity === r.entity && ((r.thirdId !== '' && c.thirdId === r.thirdId) || (r.platformId !== undefined && c.platformId === r.platformId));
+  return selection.records.map((rec) => {
+    const mine = summary.plan.changes.filter((c) => own.has(c.id) && isMine(rec, c));
+    const done = mine.map(line);
+    for (const b of summary.blocked) if (isMine(rec, { entity: b.entity, thirdId: b.sourceId, ...(b.platformId ? { platformId: b.platformId } : {}) })) done.push(`blocked: ${b.reason}: ${b.message}`);
+    for (const q of summary.quarantined) if (q.entity === rec.entity && q.source_id === rec.thirdId) done.push(`quarantined: ${q.reason}: ${q.message}`);
+    for (const w of summary.plan.withheld) if (isMine(rec, w.change)) done.push(`withheld ${w.change.op} (${w.why}${w.dueAt ? `, due ${w.dueAt}` : ''})`);
+    for (const w of summary.plan.warnings) if (!w.blocks && isMine(rec, w)) done.push(`no write: ${w.code}: ${w.message}`);
+    if (done.length === 0) done.push('nothing to do: the platform already matches the sources');
+    const mineIds = new Set(mine.map((c) => c.id));
+    const neededFirst = summary.plan.changes
+      .filter((c) => !mineIds.has(c.id) && !selection.records.some((o) => own.has(c.id) && isMine(o, c)))
+      .filter((c) => dependsTransitively(summary.plan.changes, mine, c.id))
+      .map((c) => `${c.entity} ${c.thirdId || c.platformId || ''}: ${line(c)}`);
+    return { ...rec, done, neededFirst };
+  });
+}
+
+/** True when one of `from` waits (directly or not) for the change `id`. */
+function dependsTransitively(changes: Plan['changes'], from: Plan['changes'], id: string): boolean {
+  const byId = new Map(changes.map((c) => [c.id, c]));
+  const seen = new Set<string>();
+  const stack = from.flatMap((c) => c.dependsOn);
+  while (stack.length > 0) {
+    const d = stack.pop()!;
+    if (d === id) return true;
+    if (seen.has(d)) continue;
+    seen.add(d);
+    stack.push(...(byId.get(d)?.dependsOn ?? []));
+  }
+  return false;
 }

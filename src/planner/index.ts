@@ -8,3 +8,4 @@ export * from './normalise.js';
 export * from './render.js';
 export { NOT_OWNED_ABSENT } from './diff-members.js';
 export * from './lifecycle/index.js';
+export * from './select.js';

@@ -56,8 +56,22 @@ export function renderSyncSummary(s: RunSummary): string {
     for (const q of s.quarantined.slice(0, 50)) lines.push(`  ${q.entity} ${q.source_id ?? ''} (${q.source} ${q.location}): ${q.reason}: ${q.message}`);
     if (s.quarantined.length > 50) lines.push(`  ... and ${s.quarantined.length - 50} more`);
   }
+  lines.push(...selectionLines(s));
   if (s.error && s.result !== 'refused') lines.push(`error: ${s.error}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** `--only`: one line per selected record and what was done, then what it needed first. */
+export function selectionLines(s: RunSummary): string[] {
+  if (!s.selection) return [];
+  const lines = [`selected: ${s.selection.length} record(s)`];
+  for (const r of s.selection) {
+    const name = `${r.entity} ${r.thirdId || r.platformId || ''}${r.label ? ` "${r.label}"` : ''}`;
+    lines.push(`  ${name}: ${r.done[0]}`);
+    for (const d of r.done.slice(1)) lines.push(`  ${' '.repeat(name.length)}  ${d}`);
+    for (const n of r.neededFirst) lines.push(`    needed first: ${n}`);
+  }
+  return lines;
 }
 
 /** The JSON summary of `orgsync sync --output json`. */
@@ -85,6 +99,9 @@ export function syncSummaryJson(s: RunSummary): Record<string, unknown> {
     rate_limited: s.rateLimited,
     refusal: s.plan.refusal ?? null,
     error: s.error ?? null,
+    ...(s.selection
+      ? { selected: s.selection.map((r) => ({ selector: r.selector, entity: r.entity, third_id: r.thirdId, platform_id: r.platformId ?? null, name: r.label ?? null, done: r.done, needed_first: r.neededFirst })) }
+      : {}),
   };
 }
 
@@ -98,6 +115,7 @@ export function registerSyncCommand(program: Command, ctx: CliContext, setResult
     .option('--dry-run', 'go through the applier without writing anything: "dry run: N changes would be applied (nothing written)"; recorded as a dry run')
     .option('--allow-source-shrink', 'accept sources that shrank beyond sync.max_source_shrink_percent since the last good read')
     .option('--accept-scope-change', 'accept removals after a change of the config\'s scope (sources, filters, base DNs)')
+    .option('--only <selector>', 'sync only this record (a source id, an e-mail or a department path) and what it needs first; repeatable', collectSelector)
     .addOption(new Option('-o, --output <format>', 'summary format').choices(['text', 'json']).default('text'))
     .addHelpText(
       'after',
@@ -108,9 +126,10 @@ printed, nothing applied), 4 finished with some records failed or quarantined.
 
 Examples:
   $ orgsync sync --config /etc/orgsync/orgsync.yaml
-  $ orgsync sync --config orgsync.yaml --allow-deletes 40`,
+  $ orgsync sync --config orgsync.yaml --allow-deletes 40
+  $ orgsync sync --config orgsync.yaml --only u1234 --only new.hire@example.com`,
     )
-    .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json'; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
+    .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json'; allowSourceShrink?: boolean; acceptScopeChange?: boolean; only?: string[] }) => {
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
@@ -124,6 +143,7 @@ Examples:
                 observer: progress.observer,
                 allowSourceShrink: opts.allowSourceShrink === true,
                 acceptScopeChange: opts.acceptScopeChange === true,
+                ...(opts.only ? { only: opts.only } : {}),
                 ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}),
               },
               { signal: ctx.shutdownSignal },
@@ -149,4 +169,9 @@ Examples:
         })(),
       );
     });
+}
+
+/** `--only` is repeatable: each occurrence adds a selector. */
+function collectSelector(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
