@@ -69,6 +69,21 @@ describe('a read-only key', () => {
     expect(text.stdout).not.toContain('partial');
   });
 
+  it('a write answered 401 (the credential rejected) fails the run the same way', async () => {
+    const config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw, platformExtra: '  concurrency: 1\n' });
+    // Reads pass; every write is answered 401, as when a key is revoked between the refresh and the apply.
+    await emulator.request('PUT', '/_emulator/faults', { token: ADMIN, body: { probability: 1, statuses: [401], methods: ['POST', 'PATCH', 'DELETE'] } });
+    const r = await cli('sync', '--config', config, '--output', 'json');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^orgsync: the platform rejected the credential \(.*\): stopped after 0 writes$/m);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.result).toBe('failed');
+    expect(doc.failures.filter((f: { status: string }) => f.status === 'failed')).toHaveLength(1);
+    expect(doc.not_started).toBeGreaterThan(0);
+    const requests = (await emulator.request('GET', '/_emulator/requests', { token: ADMIN })).body.requests as { method: string; status: number; count: number }[];
+    expect(requests.filter((q) => q.method !== 'GET').reduce((n, q) => n + q.count, 0)).toBe(1);
+  });
+
   it('the daemon counts it as a failure: /readyz not ready, /status and the metrics say failed, and the alerts fire', async () => {
     // A first sync with the read-write key, then HR changes and the daemon runs with a read-only key.
     const rw = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
@@ -133,22 +148,22 @@ evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
-      - series: 'orgsync_last_run_timestamp_seconds{job="orgsync",instance="hr-sync"}'
+      - series: 'orgsync_last_run_timestamp_seconds{job="orgsync",instance="hr-sync",sync_id="hr-sync"}'
         values: '${lastRun}x120'
-      - series: 'orgsync_last_success_timestamp_seconds{job="orgsync",instance="hr-sync"}'
+      - series: 'orgsync_last_success_timestamp_seconds{job="orgsync",instance="hr-sync",sync_id="hr-sync"}'
         values: '${lastSuccess}x120'
     alert_rule_test:
       - eval_time: 15m
         alertname: OrgsyncSyncFailing
         exp_alerts:
-          - exp_labels: { severity: critical, job: orgsync, instance: hr-sync }
+          - exp_labels: { severity: critical, job: orgsync, instance: hr-sync, sync_id: hr-sync }
             exp_annotations:
               summary: orgsync runs are failing
               description: 'The last orgsync run of orgsync/hr-sync did not succeed; see /status or the logs (run_id) for the error.'
       - eval_time: 62m
         alertname: OrgsyncNoRecentSuccess
         exp_alerts:
-          - exp_labels: { severity: critical, job: orgsync, instance: hr-sync }
+          - exp_labels: { severity: critical, job: orgsync, instance: hr-sync, sync_id: hr-sync }
             exp_annotations:
               summary: orgsync has not synced successfully for twice the schedule interval
               description: 'No successful orgsync run of orgsync/hr-sync for 1h 1m 0s.'
