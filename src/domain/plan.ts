@@ -66,6 +66,11 @@ export interface Change {
    * as part of that create, so `create-only` never leaves a suspended new hire active.
    */
   completes?: string;
+  /**
+   * Department paths (`/Acme/Sales`) of the id fields this change sets (`parent_id`, `department_id`), for text
+   * renderings: the request carries ids, a reader wants paths. Not part of the JSON plan.
+   */
+  paths?: Record<string, { before?: string; after: string }>;
   /** Adoption only: what matched (`third_id`, `name`, `email`, `phone`, `crashed_create`). */
   adoptedBy?: 'third_id' | 'name' | 'email' | 'phone' | 'crashed_create';
 }

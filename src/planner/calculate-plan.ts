@@ -59,6 +59,7 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
     resolveDepartment: (sid) => departments.resolve.get(sid) ?? (desired.provided.departments ? undefined : departments.byThird.get(sid)?.id),
     removing,
     tenantRootId: departments.tenantRootId,
+    departmentLabel: departments.labelOf,
     isOwnedDepartment: (id) => {
       const d = departments.byId.get(id);
       return d !== undefined && departmentOwnership(d, opts.syncId) === 'owned';

@@ -36,6 +36,8 @@ export interface DepartmentDiff {
   parentOf: Map<string, string>;
   /** New departments: `@<change id>` -> parent target. */
   newParentOf: Map<string, Target>;
+  /** The path (`/Acme/Sales`) of a department target: a live department, or one created in this run. */
+  labelOf: (t: Target) => string;
   byId: Map<string, PlatformDepartment>;
   byThird: Map<string, PlatformDepartment>;
   ownedCount: number;
@@ -77,9 +79,12 @@ export function diffDepartments(desired: readonly DesiredDepartment[], all: read
     if (!r) throw new OrgsyncError('CONFIG_INVALID', `sync.root_department: no department has the id or third_department_id "${ctx.opts.rootDepartment}"`);
     syncRootId = r.id;
   }
+  /** Paths of the departments created in this run, by their `@<change id>` target. */
+  const newPaths = new Map<string, string>();
   const label = (t: Target): string => {
+    if (t === '') return byId.get(root.id)?.path ?? '/';
     const d = byId.get(t);
-    return d ? d.path : t;
+    return d ? d.path : (newPaths.get(t) ?? t);
   };
 
   const desiredById = new Map<string, DesiredDepartment>();
@@ -252,7 +257,7 @@ export function diffDepartments(desired: readonly DesiredDepartment[], all: read
       entity: 'departments',
       op: 'create',
       thirdId: sid,
-      description: `create department "${name}" under "${parent.startsWith('@') ? parent.slice(parent.lastIndexOf(':') + 1) : label(parent)}"`,
+      description: `create department "${name}" under "${label(parent)}"`,
       reason: 'missing on the platform',
       fields,
       request: { method: 'POST', path: '/org/departments', body: fields },
@@ -260,6 +265,7 @@ export function diffDepartments(desired: readonly DesiredDepartment[], all: read
     });
     resolve.set(sid, refTarget(id));
     newParentOf.set(refTarget(id), parent);
+    newPaths.set(refTarget(id), `${label(parent)}/${name}`);
   }
 
   const removalCandidates: PlatformDepartment[] = [];
@@ -272,7 +278,7 @@ export function diffDepartments(desired: readonly DesiredDepartment[], all: read
       removalCandidates.push(d);
     }
   }
-  return { creates, upserts, moves, removalCandidates, resolve, tenantRootId: root.id, syncRootId, parentOf, newParentOf, byId, byThird, ownedCount };
+  return { creates, upserts, moves, removalCandidates, resolve, tenantRootId: root.id, syncRootId, parentOf, newParentOf, labelOf: label, byId, byThird, ownedCount };
 }
 
 function differing(d: DesiredDepartment, p: PlatformDepartment): { fields: Record<string, PlanValue>; before: Record<string, PlanValue> } {

@@ -14,6 +14,8 @@ export interface MemberDiffInput {
   tenantRootId: string;
   /** Whether a platform department is owned by this sync (managed_by); absent: no such report. */
   isOwnedDepartment?(platformId: string): boolean;
+  /** The path (`/Acme/Sales`) of a department target, for descriptions; absent: none shown. */
+  departmentLabel?(t: Target): string;
 }
 
 /** The member part of a plan. */
@@ -196,7 +198,9 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
     }
     const op = adoptedBy === undefined ? 'update' : 'adopt';
     const id = `members:${op}:${d.source_id}`;
+    const deptPaths = fields.department_id !== undefined && input.departmentLabel ? { department_id: { before: input.departmentLabel(m.department_id), after: input.departmentLabel(dept ?? '') } } : undefined;
     upserts.push({
+      ...(deptPaths ? { paths: deptPaths } : {}),
       id,
       entity: 'members',
       op,
@@ -301,7 +305,8 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
       op: 'create',
       thirdId: sid,
       ...(rehire ? { platformId: ownedAccount } : {}),
-      description: `${rehire ? 're-add' : 'create'} member "${fields.display_name as string}"`,
+      description: `${rehire ? 're-add' : 'create'} member "${fields.display_name as string}"${fields.email ? ` <${fields.email as string}>` : ''}${dept !== undefined && dept !== '' && input.departmentLabel ? ` in "${input.departmentLabel(dept)}"` : ''}`,
+      ...(dept !== undefined && dept !== '' && input.departmentLabel ? { paths: { department_id: { after: input.departmentLabel(dept) } } } : {}),
       reason: rehire ? 're-hire: the member left and is in the source again' : 'missing on the platform',
       fields,
       request: { method: 'POST', path: '/org/members', body: fields },

@@ -23,6 +23,8 @@ export interface MoveTree {
   parentOf: ReadonlyMap<string, string>;
   /** New departments: `@<change id>` -> parent target. */
   newParentOf: ReadonlyMap<string, Target>;
+  /** The path of a department target, for text renderings; absent: no paths. */
+  labelOf?: (t: Target) => string;
 }
 
 /**
@@ -61,6 +63,7 @@ export function orderMoves(moves: readonly DepartmentMove[], tree: MoveTree, war
       reason,
       fields,
       before: { parent_id: parent.get(m.deptId) ?? '' },
+      ...(tree.labelOf ? { paths: { parent_id: { before: tree.labelOf(parent.get(m.deptId) ?? tree.tenantRootId), after: tree.labelOf(to) } } } : {}),
       request: { method: 'PATCH', path: `/org/departments/${encodeURIComponent(m.deptId)}`, body: fields },
       dependsOn: deps.length === 0 ? NO_DEPS : deps,
     });

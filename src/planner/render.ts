@@ -7,7 +7,12 @@ const SIGN: Record<string, string> = { create: '+', adopt: '@', update: '~', mov
 /** Extra facts the renderings show beside the plan. */
 export interface RenderExtras {
   quarantine?: readonly QuarantineEntry[];
+  /** Print every row (`plan --full`); by default at most ROWS_PER_GROUP rows per entity and operation. */
+  full?: boolean;
 }
+
+/** Rows of one entity and operation the text plan prints unless `--full`; the rest are counted. */
+export const ROWS_PER_GROUP = 50;
 
 /** The one-line summary: `Plan: 3 to create, 0 to adopt, 1 to update, 0 to move, 2 to remove.` */
 export function summaryLine(plan: Plan): string {
@@ -29,12 +34,20 @@ function changeDetail(c: Change): string {
   const keys = Object.keys(c.fields).filter((k) => k !== 'metadata' || c.op === 'adopt');
   if (c.op === 'create' || c.op === 'remove' || keys.length === 0) return '';
   // A field with no earlier value (the follow-up PATCH of a record created in the same run) shows only its new value.
-  return keys.map((k) => (c.before?.[k] === undefined ? `${k}: ${json(c.fields[k])}` : `${k}: ${json(c.before[k])} -> ${json(c.fields[k])}`)).join('; ');
+  // Department ids read as paths (`parent_id: "/Acme" -> "/Acme/Sales"`), never a source id or a UUID.
+  const value = (k: string, side: 'before' | 'after', v: PlanValue | undefined) => {
+    const path = c.paths?.[k]?.[side];
+    return path !== undefined ? json(path) : json(v);
+  };
+  return keys.map((k) => (c.before?.[k] === undefined ? `${k}: ${value(k, 'after', c.fields[k])}` : `${k}: ${value(k, 'before', c.before[k])} -> ${value(k, 'after', c.fields[k])}`)).join('; ');
 }
 
 /** Text: one table per entity and operation, then warnings, withheld changes, quarantine and a summary line. */
 export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
   const lines: string[] = [];
+  // The summary first (a 20,000-row plan is read from the top), and again at the end.
+  const total = summaryText(plan);
+  if (plan.changes.length > 0) lines.push(total, '');
   const groups = new Map<string, Change[]>();
   for (const c of plan.changes) {
     const k = `${c.entity} ${c.op}`;
@@ -48,10 +61,12 @@ export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
       if (!list) continue;
       lines.push(`${entity} ${op} (${list.length})`);
       const keyWidth = Math.min(40, Math.max(...list.map((c) => (c.thirdId || c.platformId || '').length), 3));
-      for (const c of list) {
+      const shown = extras.full ? list : list.slice(0, ROWS_PER_GROUP);
+      for (const c of shown) {
         const detail = changeDetail(c);
         lines.push(`  ${SIGN[op]} ${(c.thirdId || c.platformId || '').padEnd(keyWidth)}  ${c.description}${detail ? `  [${detail}]` : ''}  (${c.reason})`);
       }
+      if (shown.length < list.length) lines.push(`  ... and ${list.length - shown.length} more ${entity} to ${op} (--full prints all)`);
       lines.push('');
     }
   }
@@ -84,12 +99,15 @@ export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
   }
   lines.push(...blockedLines(blockedRecords(plan)));
   if (plan.refusal) lines.push(`REFUSED by ${plan.refusal.guard}: ${plan.refusal.message}`);
+  lines.push(total);
+  return `${lines.join('\n')}\n`;
+}
+
+/** `Plan: ... (positions 1, departments 2, members 3) 1 warning(s), 1 unpatchable drift.` */
+function summaryText(plan: Plan): string {
   const perEntity = ENTITY_KINDS.map((e) => `${e} ${CHANGE_OPS.reduce((n, op) => n + plan.counts[e][op], 0)}`).join(', ');
   const drift = plan.warnings.filter((w) => w.code === 'unpatchable_drift').length;
-  lines.push(
-    `${summaryLine(plan)}${plan.changes.length > 0 ? ` (${perEntity})` : ''}${plan.warnings.length ? ` ${plan.warnings.length} warning(s)${drift ? `, ${drift} unpatchable drift` : ''}.` : ''}`,
-  );
-  return `${lines.join('\n')}\n`;
+  return `${summaryLine(plan)}${plan.changes.length > 0 ? ` (${perEntity})` : ''}${plan.warnings.length ? ` ${plan.warnings.length} warning(s)${drift ? `, ${drift} unpatchable drift` : ''}.` : ''}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { planToJson, renderPlanText } from '../../planner/render.js';
+import { planToJson, renderPlanText, ROWS_PER_GROUP } from '../../planner/render.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
@@ -29,6 +29,7 @@ export function registerPlanCommand(program: Command, ctx: CliContext, setResult
     .option('--allow-deletes <n>', 'plan as a sync with --allow-deletes N would (the delete threshold then permits up to N removals)', parseAllowDeletes)
     .option('--detailed-exitcode', 'exit 0 when in sync and 5 when changes are pending or source records are blocked (3 when a guard refuses)')
     .option('--out <file>', 'also write the plan, signed, with hashes of the mirror and source state, for `orgsync apply <file>` (takes the state DB\'s lease; without --out plan reads a snapshot and runs beside a daemon)')
+    .option('--full', `text output: print every change (by default at most ${ROWS_PER_GROUP} per entity and operation, with a count of the rest)`)
     .option('--allow-source-shrink', 'plan as `sync --allow-source-shrink` would')
     .option('--accept-scope-change', 'plan as `sync --accept-scope-change` would')
     .addHelpText(
@@ -43,7 +44,7 @@ Examples:
   $ orgsync plan --config orgsync.yaml --output json > plan.json
   $ orgsync plan --config orgsync.yaml --out plan.json     # review it, then: orgsync apply plan.json --config orgsync.yaml`,
     )
-    .action((opts: { config: string; output: 'text' | 'json'; allowDeletes?: number; detailedExitcode?: boolean; out?: string; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
+    .action((opts: { config: string; output: 'text' | 'json'; allowDeletes?: number; detailedExitcode?: boolean; out?: string; full?: boolean; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
@@ -67,7 +68,7 @@ Examples:
               savePlan(opts.out, summary.plan, desired, { mirror: env.mirror, ownership: env.ownership, trust: new TrustStateStore(env.db, config.sync.id) });
               ctx.stderr.write(`orgsync: plan written to ${opts.out}\n`);
             }
-            const extras = { quarantine: summary.quarantined };
+            const extras = { quarantine: summary.quarantined, full: opts.full === true };
             if (opts.output === 'json') ctx.stdout.write(`${JSON.stringify(planToJson(summary.plan, extras), null, 2)}\n`);
             else ctx.stdout.write(renderPlanText(summary.plan, extras));
             if (summary.exitCode !== EXIT.OK) {
