@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Pushgateway, Registry, collectDefaultMetrics } from 'prom-client';
+import { redact } from '../shared/redact.js';
 
 /** Every metric orgsync exports starts with this. */
 export const METRIC_PREFIX = 'orgsync_';
@@ -207,7 +208,9 @@ export class OrgsyncMetrics {
    * replacing that group's previous push: each tenant keeps its own group.
    */
   async push(url: string, syncId: string): Promise<void> {
-    const gateway = new Pushgateway(url, { timeout: 10_000 }, this.registry);
+    // What is pushed passes the shared redactor, as what /metrics serves does (prom-client reads only metrics()).
+    const redacted = { contentType: this.registry.contentType, metrics: async () => redact(await this.registry.metrics()) } as unknown as Registry;
+    const gateway = new Pushgateway(url, { timeout: 10_000 }, redacted);
     await gateway.push({ jobName: 'orgsync', groupings: { instance: syncId, sync_id: syncId } });
   }
 
