@@ -49,6 +49,10 @@ export interface SlapdOptions {
   tls?: boolean;
   /** slapd's size limit (default unlimited). */
   sizeLimit?: number;
+  /** The backend of every database: mdb (default) or ldif (which does not implement the paged-results control). */
+  backend?: 'mdb' | 'ldif';
+  /** slapd `limits` lines for every database, before the default unlimited one (e.g. `dn.exact="uid=x,..." size.pr=disabled`). */
+  limits?: string[];
   /** false: load with `slapadd -s` (no schema check), for public files with incomplete entries. Default true. */
   schemaCheck?: boolean;
 }
@@ -145,7 +149,8 @@ export async function startSlapd(opts: SlapdOptions): Promise<Slapd> {
   const dbs = opts.suffixes.map((suffix, i) => {
     const db = join(dir, `db${i}`);
     spawnSync('mkdir', ['-p', db]);
-    return `database mdb\nmaxsize 1073741824\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\nindex objectClass eq\nlimits * size=unlimited time=unlimited\n`;
+    if (opts.backend === 'ldif') return `database ldif\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\n${(opts.limits ?? []).map((l) => `limits ${l}\n`).join('')}limits * size=unlimited time=unlimited\n`;
+    return `database mdb\nmaxsize 1073741824\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\nindex objectClass eq\n${(opts.limits ?? []).map((l) => `limits ${l}\n`).join('')}limits * size=unlimited time=unlimited\n`;
   });
   const conf = [
     ...['core', 'cosine', 'inetorgperson', 'nis'].map((s) => `include ${SCHEMA_DIR}/${s}.schema`),

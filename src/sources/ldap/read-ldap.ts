@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { Client, type Entry } from 'ldapts';
+import { Client, PagedResultsControl, SearchRequest, type Entry } from 'ldapts';
 import type { FieldSpec, LdapSourceConfig } from '../../config/sources.js';
 import { compileField, SourceCollector, type Lookup, type SourceBatch } from '../../desired/index.js';
 import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
@@ -118,6 +118,7 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
   });
   const client = await connect(source, ctx);
   try {
+    const paging = watchPagedResults(client);
     const search = async (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: Entry) => void) => {
       try {
         for await (const page of client.searchPaginated(base, {
@@ -129,6 +130,15 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
           timeLimit: source.time_limit_seconds,
         })) {
           throwIfAborted(ctx.signal);
+          // RFC 2696: every answer to a paged search carries the paged-results control, the last with an empty cookie.
+          // An answer with entries but without the control ends ldapts' walk as if it were the last page: the server may
+          // have stopped early (or ignored paging), so the read cannot be trusted to be complete.
+          if (paging.lastAnswerLackedControl()) {
+            throw sourceUnreadable(
+              source.name,
+              `${entity}: search under "${base}": the server answered a paged search without the paged-results control (RFC 2696), so the read may be short; nothing is written (check the server's paged-results limits for ${source.bind_dn ?? 'anonymous binds'})`,
+            );
+          }
           for (const e of page.searchEntries) onEntry(e);
         }
       } catch (err) {
@@ -192,6 +202,27 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     await client.unbind().catch(() => {});
   }
   return collector.finish();
+}
+
+/**
+ * Notes, for each search answer, whether it carried the paged-results control. ldapts does not expose the
+ * answer's controls from searchPaginated, so its one request method is observed (read-only: the answer is returned
+ * unchanged).
+ */
+function watchPagedResults(client: Client): { lastAnswerLackedControl(): boolean } {
+  let lacked = false;
+  const c = client as unknown as { _send?: (msg: unknown) => Promise<unknown> };
+  const send = c._send;
+  if (typeof send !== 'function') return { lastAnswerLackedControl: () => false };
+  c._send = async (msg: unknown) => {
+    const answer = await send.call(client, msg);
+    if (msg instanceof SearchRequest && (msg as { controls?: unknown[] }).controls?.some((x) => x instanceof PagedResultsControl)) {
+      const a = answer as { controls?: unknown[]; searchEntries?: unknown[] } | undefined;
+      lacked = (a?.searchEntries?.length ?? 0) > 0 && !(a?.controls ?? []).some((x) => x instanceof PagedResultsControl);
+    }
+    return answer;
+  };
+  return { lastAnswerLackedControl: () => lacked };
 }
 
 function firstUnescapedComma(dn: string): number {
