@@ -150,6 +150,8 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
       expect(podSpec(one(objects, 'CronJob')).terminationGracePeriodSeconds).toBe(30);
       const longer = one(ok(template(bin!, { values: [{ shutdownTimeoutSeconds: 45 }] })), 'CronJob');
       expect(podSpec(longer).terminationGracePeriodSeconds).toBe(55);
+      // orgsync itself aborts what is in flight at shutdown_timeout, which the chart writes into its orgsync.yaml.
+      expect(parse(one(objects, 'ConfigMap').data['orgsync.yaml'] as string)).toMatchObject({ shutdown_timeout: '20s' });
     });
 
     it('annotates the pod with the checksum of the orgsync.yaml it mounts, so a config change rolls it', () => {

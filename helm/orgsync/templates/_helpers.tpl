@@ -56,7 +56,7 @@ empty (today's single-tenant layout, objects named by "orgsync.fullname"). Each 
 {{- $out := list -}}
 {{- if not .Values.tenants -}}
 {{- $name := include "orgsync.fullname" . -}}
-{{- $config := merge (dict "schedule" .Values.schedule "timezone" .Values.timezone) (deepCopy .Values.config) -}}
+{{- $config := merge (dict "schedule" .Values.schedule "timezone" .Values.timezone "shutdown_timeout" (printf "%ds" (int .Values.shutdownTimeoutSeconds))) (deepCopy .Values.config) -}}
 {{- include "orgsync.modeDefaults" (dict "root" . "config" $config) -}}
 {{- $out = append $out (dict "name" $name "tenant" "" "config" $config "configMap" (.Values.existingConfigMap | default $name) "renderConfigMap" (not .Values.existingConfigMap) "existingSecret" .Values.existingSecret "schedule" .Values.schedule "timezone" .Values.timezone "persistence" .Values.persistence "resources" .Values.resources) -}}
 {{- else -}}
@@ -85,6 +85,7 @@ empty (today's single-tenant layout, objects named by "orgsync.fullname"). Each 
 {{- $_ := set $config "sync" $sync -}}
 {{- $_ := set $config "schedule" $schedule -}}
 {{- $_ := set $config "timezone" $timezone -}}
+{{- $_ := set $config "shutdown_timeout" (printf "%ds" (int $root.Values.shutdownTimeoutSeconds)) -}}
 {{- include "orgsync.modeDefaults" (dict "root" $root "config" $config) -}}
 {{- $persistence := deepCopy $root.Values.persistence -}}
 {{- range $k, $v := ($t.persistence | default dict) -}}
