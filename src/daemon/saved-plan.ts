@@ -239,6 +239,8 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
   const failures = result.results.filter((r) => r.status !== 'applied' && r.status !== 'adopted' && r.status !== 'skipped_admin' && r.status !== 'not_started').map(toFailure);
   const notStarted = result.results.filter((r) => r.status === 'not_started').map(toFailure);
   if (!result.stopped) trust.commit();
+  // A lost lease or a refused credential fails the apply (as in a sync); a shutdown only stops it.
+  const halted = result.stopReason && result.stopReason.kind !== 'shutdown' ? result.stopReason : undefined;
   const partial = failures.length > 0 || notStarted.length > 0 || desired.quarantine.length > 0;
   const calls = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
   // Where the time went (RunSummary.phases, as runOnce reports it); the plan itself was made by `orgsync plan`.
@@ -246,7 +248,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
   const summary: RunSummary = {
     syncId: config.sync.id,
     mode: 'apply',
-    result: result.stopped ? 'stopped' : partial ? 'partial' : plan.changes.length === 0 ? 'in_sync' : 'applied',
+    result: halted ? 'failed' : result.stopped ? 'stopped' : partial ? 'partial' : plan.changes.length === 0 ? 'in_sync' : 'applied',
     exitCode: result.stopped ? EXIT.FAILED : partial ? partialExitCode({ failures, notStarted }, config.sync.exit_code_on_quarantine) : EXIT.OK,
     dryRun: false,
     startedAt: new Date(started).toISOString(),
@@ -264,7 +266,12 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     apiCalls: calls.requests - callsAtStart.requests,
     rateLimited: calls.rateLimited - callsAtStart.rateLimited,
     phases,
-    ...(result.stopped ? { error: 'stopped by a shutdown signal: writes in flight finished, nothing new was started' } : {}),
+    ...(result.stopReason ? { stop: result.stopReason } : {}),
+    ...(halted
+      ? { error: `${halted.message}: stopped after ${Object.values(result.applied).reduce((n, ops) => n + Object.values(ops).reduce((a, b) => a + b, 0), 0)} writes` }
+      : result.stopped
+        ? { error: 'stopped by a shutdown signal: writes in flight finished, nothing new was started' }
+        : {}),
   };
   return summary;
 }

@@ -123,6 +123,11 @@ describe('daemon loop', () => {
     const r = await h.get('/readyz');
     expect(r.status).toBe(503);
     expect(r.body).toEqual({ status: 'not ready', checks: { config: 'ok', state_db: 'ok', last_run: 'failed: the platform credential lacks the scope tenant.org.write (scope_denied): stopped after 0 writes (not ready until a run succeeds)' } });
+    // A `sync --dry-run` on the same state DB (a row marked dry_run) says nothing about the health of the sync.
+    h.history.start('dry-1', 'once', h.clock.now());
+    h.history.finish('dry-1', { finishedAt: h.clock.now(), result: 'dry_run', exitCode: 0, summary: { result: 'dry_run', dry_run: true } });
+    expect((await h.get('/readyz')).status).toBe(503);
+    expect((await h.get('/status')).body.last_success_at).toBeNull();
     // Still not ready after another such run, and with time passing.
     h.scheduler.tick();
     (await h.started(2)).finish({ result: 'failed', exitCode: 1, error: 'the platform credential lacks the scope tenant.org.write (scope_denied): stopped after 0 writes', persistent: true });

@@ -11,6 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
+import { openStateDb } from '../../src/mirror/db.js';
+import { RunHistory } from '../../src/mirror/runs.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { captureContext, getJson, until, type StatusRun } from '../daemon/support.js';
 import { renderAlerts, values } from '../helm/chart.js';
@@ -82,6 +84,23 @@ describe('a read-only key', () => {
     expect(doc.not_started).toBeGreaterThan(0);
     const requests = (await emulator.request('GET', '/_emulator/requests', { token: ADMIN })).body.requests as { method: string; status: number; count: number }[];
     expect(requests.filter((q) => q.method !== 'GET').reduce((n, q) => n + q.count, 0)).toBe(1);
+  });
+
+  it('orgsync apply of a saved plan fails the same way (not "stopped by a shutdown signal"), and records the run as failed', async () => {
+    const config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw, platformExtra: '  concurrency: 1\n' });
+    expect((await cli('plan', '--config', config, '--out', join(dir, 'plan.json'))).code).toBe(0);
+    writeFileSync(config, readFileSync(config, 'utf8').replace(TEST_KEYS.acmeRw, TEST_KEYS.acmeRead));
+    const r = await cli('apply', join(dir, 'plan.json'), '--config', config, '--output', 'json');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(SCOPE_LINE);
+    expect(JSON.parse(r.stdout)).toMatchObject({ result: 'failed', exit_code: 1 });
+    expect(await writeCount(emulator)).toBe(1);
+    const db = openStateDb(join(dir, 'state.db'));
+    try {
+      expect(new RunHistory(db).recent(1).map((row) => [row.trigger, row.result, row.exitCode])).toEqual([['apply', 'failed', 1]]);
+    } finally {
+      db.close();
+    }
   });
 
   it('the daemon counts it as a failure: /readyz not ready, /status and the metrics say failed, and the alerts fire', async () => {
