@@ -17,6 +17,7 @@ import { registerExplainCommand } from './commands/explain.js';
 import { registerAdoptCommand } from './commands/adopt.js';
 import { registerReleaseCommand } from './commands/release.js';
 import { registerStateCommand } from './commands/state.js';
+import { registerApprovalsCommand } from './commands/approvals.js';
 
 /**
  * commander checks required options before unknown ones, so `plan --confg F` said "required option --config not
@@ -52,6 +53,7 @@ const registrars: Registrar[] = [
   registerAdoptCommand,
   registerReleaseCommand,
   registerStateCommand,
+  registerApprovalsCommand,
 ];
 
 /**

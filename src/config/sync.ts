@@ -101,6 +101,10 @@ export const syncConfigSchema = z
       .default(4)
       .describe('Exit code of a `sync` whose only problem is quarantined source records: 4 (partial), or 0 (a CronJob then shows no failed Job for a record HR has to fix; the quarantine is still counted in the summary and orgsync_quarantined_records, and has its own alert). Failed writes still exit 4.'),
     lifecycle: lifecycleSchema.prefault({}),
+    approve: z
+      .array(z.string().regex(/^sha256:[0-9a-f]{12}$/, { message: 'expected a pending approval digest: sha256: and 12 hex characters, as the refusal message prints it' }))
+      .default([])
+      .describe('Pending approvals to apply (issue 20): digests (`sha256:` + 12 hex) of plans a guard refused. A run whose refused plan has an approved digest applies exactly that plan if the platform and the sources still match what it was made from; each approval is used once.'),
   })
   .default({
     id: 'orgsync',
@@ -114,6 +118,7 @@ export const syncConfigSchema = z
     removal_grace: 0,
     exit_code_on_quarantine: 4,
     lifecycle: { create_days_before_start: 0 },
+    approve: [],
   })
   .describe('Reconcile behaviour: ownership, policy, adoption and the delete guard.');
 

@@ -65,6 +65,10 @@ export interface DaemonDeps {
   /** Told once the listener is up (tests read the URL from here). */
   onListening?: (url: string) => void;
   newRunId?: () => string;
+  /** GET /plan and /plan.json: the latest run's plan, rendered (issue 20). */
+  latestPlan?: () => { html: string; json: unknown } | undefined;
+  /** /status: the plans waiting for approval (issue 20). */
+  pendingApprovals?: () => unknown[];
 }
 
 /** The daemon's state, for /status. */
@@ -167,12 +171,13 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
     last_success_at: lastSuccessAt === undefined ? null : new Date(lastSuccessAt).toISOString(),
     skipped_ticks: skipped,
     runs: history.recent(20) satisfies RunRecord[],
+    ...(deps.pendingApprovals ? { pending_approvals: deps.pendingApprovals() } : {}),
   });
 
   let server: OpsServer | undefined;
   if (deps.listen !== '') {
-    server = await startOpsServer(deps.listen, { registry: metrics.registry, readiness, status });
-    logger.info({ url: server.url }, 'ops endpoints listening (/metrics /healthz /readyz /status)');
+    server = await startOpsServer(deps.listen, { registry: metrics.registry, readiness, status, ...(deps.latestPlan ? { plan: deps.latestPlan } : {}) });
+    logger.info({ url: server.url }, 'ops endpoints listening (/metrics /healthz /readyz /status /plan /plan.json)');
     deps.onListening?.(server.url);
   }
 
@@ -269,6 +274,7 @@ export function compactSummary(summary: RunSummary): Record<string, unknown> {
     api_calls: summary.apiCalls,
     rate_limited: summary.rateLimited,
     ...(summary.error ? { error: summary.error } : {}),
+    ...(summary.approval ? { approval: summary.approval } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import { EXIT, OrgsyncError, type ExitCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { refreshMirror } from './refresh-mirror.js';
 import type { RunTrust } from './trust.js';
+import type { RunApprovals } from './approvals.js';
 
 /** Hooks for metrics and progress; every one optional. */
 export interface RunObserver {
@@ -60,6 +61,8 @@ export interface RunOnceDeps extends RunParts {
   callStats?(): { requests: number; rateLimited: number };
   /** Issue 10: shrink guard, scope guard and grace period (src/daemon/trust.ts); absent: none of them. */
   trust?: RunTrust;
+  /** Issue 20: saves refused plans as pending approvals and applies approved ones (src/daemon/approvals.ts). */
+  approvals?: RunApprovals;
 }
 
 /** Options of one run. */
@@ -80,6 +83,8 @@ export interface RunOnceOptions {
   acceptScopeChange?: boolean;
   /** `sync --only SELECTOR` (issue 22): apply only the changes touching these records and what they need first. */
   only?: readonly string[];
+  /** The run's id (the run history's), recorded with a pending approval and with the approval a run uses. */
+  runId?: string;
 }
 
 /** Calls every hook of `a`, then of `b`. */
@@ -164,6 +169,8 @@ export interface RunSummary {
   stop?: StopReason;
   /** `--only`: each selected record and what was done to it; `plan` is then the selected part of the plan. */
   selection?: SelectionOutcome[];
+  /** Issue 20: the pending approval this refused run saved, or the approval whose plan this run applied. */
+  approval?: { digest: string; state: 'pending' | 'used' };
 }
 
 /** `--only`: one selected record and what the run did about it. */
@@ -287,12 +294,37 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     summary.apiCalls = calls.requests - callsAtStart.requests;
     summary.rateLimited = calls.rateLimited - callsAtStart.rateLimited;
     summary.durationMs = clock.now() - started;
-    if (options.mode === 'apply' && !plan.refusal) phases.applyMs = lap();
+    if (options.mode === 'apply' && (!plan.refusal || decision?.kind === 'apply')) phases.applyMs = lap();
     if (selection) summary.selection = selectionOutcomes(selection, summary, results);
     return summary;
   };
 
-  if (plan.refusal) {
+  // Issue 20: a refused apply run saves its plan for approval, or applies the approved plan it matches.
+  const decision =
+    plan.refusal && plan.refusal.guard !== 'empty_source' && deps.approvals && options.mode === 'apply' && options.dryRun !== true && !selection
+      ? deps.approvals.onRefusal({
+          plan,
+          desired,
+          now: clock.now(),
+          ...(options.runId ? { runId: options.runId } : {}),
+          overridden: () => {
+            const all = deps.trust?.prepare(desired, { ...options, allowSourceShrink: true, acceptScopeChange: true, allowDeletes: Number.MAX_SAFE_INTEGER }, clock.now());
+            const full = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, allowDeletes: Number.MAX_SAFE_INTEGER, ...(all ? { trust: all.filter } : {}), now: clock.now() });
+            return { plan: full, commitTrust: () => all?.commit() };
+          },
+        })
+      : undefined;
+  if (decision?.kind === 'apply') {
+    logger.warn({ approval: decision.digest, guard: plan.refusal!.guard, changes: decision.plan.changes.length }, `applying approved plan ${decision.digest}`);
+    summary.approval = { digest: decision.digest, state: 'used' };
+    summary.plan = decision.plan;
+    summary.result = decision.plan.changes.length === 0 ? nothingToDo() : 'planned';
+  } else if (plan.refusal) {
+    if (decision) {
+      plan.refusal.message = decision.message;
+      summary.approval = { digest: decision.digest, state: 'pending' };
+      logger.warn({ approval: decision.digest, guard: plan.refusal.guard }, `plan saved as pending approval ${decision.digest}`);
+    }
     observer?.onGuard?.(plan.refusal.guard, plan);
     summary.error = plan.refusal.message;
     if (plan.refusal.guard === 'empty_source') {
@@ -309,7 +341,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   if (options.mode === 'plan') return finish();
 
   const done = new Set<string>();
-  let changes = plan.changes;
+  let changes = decision?.kind === 'apply' ? decision.plan.changes : plan.changes;
   for (let round = 0; ; round += 1) {
     if (round === 0) observer?.onApplyStart?.(changes.length);
     else observer?.onReplan?.(round, changes.length);
@@ -365,7 +397,8 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
       return finish();
     }
     if (deferred.length === 0) break;
-    if (round >= sync.max_replan_rounds) {
+    // An approved plan is applied exactly: no re-plan adds to it (the next run picks up what is left).
+    if (round >= sync.max_replan_rounds || decision?.kind === 'apply') {
       summary.byStatus.deferred += deferred.length;
       summary.notConverged = deferred.map(toFailure);
       break;
@@ -390,7 +423,8 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     if (changes.length === 0) break;
   }
 
-  trust?.commit();
+  if (decision?.kind === 'apply') decision.commitTrust();
+  else trust?.commit();
   const failed = summary.failures.length > 0 || summary.notStarted.length > 0 || quarantine.length > 0;
   if (summary.notConverged.length > 0) {
     summary.result = 'failed';
@@ -401,7 +435,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     summary.result = summary.dryRun ? 'dry_run' : 'partial';
     summary.exitCode = partialExitCode(summary, sync.exit_code_on_quarantine);
   } else {
-    summary.result = plan.changes.length === 0 ? nothingToDo() : summary.dryRun ? 'dry_run' : 'applied';
+    summary.result = summary.plan.changes.length === 0 ? nothingToDo() : summary.dryRun ? 'dry_run' : 'applied';
   }
   return finish();
 }

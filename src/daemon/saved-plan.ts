@@ -131,6 +131,11 @@ export function readSavedPlan(file: string, syncId: string, key: Buffer): SavedP
   } catch (err) {
     throw new OrgsyncError('USAGE', `cannot read plan file ${file}: ${(err as Error).message}`, { cause: err });
   }
+  return parseSavedPlan(text, file, syncId, key);
+}
+
+/** Checks a saved plan document given as text (`label` names it in messages): shape, sync id, signature. */
+export function parseSavedPlan(text: string, file: string, syncId: string, key: Buffer): SavedPlanFile {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -151,6 +156,18 @@ export function readSavedPlan(file: string, syncId: string, key: Buffer): SavedP
   }
   if (saved.sync_id !== syncId || saved.plan.syncId !== syncId) throw refused(file, `the plan is for sync ${saved.sync_id}, the config is sync ${syncId}`);
   return saved;
+}
+
+/**
+ * What changed since a saved plan was made, given the current hashes (the staleness check of `apply`, for callers
+ * that refreshed and read the sources already); undefined when both still match.
+ */
+export function staleInputs(saved: Pick<SavedPlanFile, 'inputs' | 'created_at'>, now: { mirrorHash: string; sourceHash: string }): string | undefined {
+  const changed = [
+    ...(now.mirrorHash !== saved.inputs.mirror_hash ? ['the platform (the mirror state differs)'] : []),
+    ...(now.sourceHash !== saved.inputs.source_hash ? ['the sources'] : []),
+  ];
+  return changed.length > 0 ? `${changed.join(' and ')} changed since the plan was made (${saved.created_at})` : undefined;
 }
 
 /** What applying a saved plan needs (the CLI builds them from the run environment). */

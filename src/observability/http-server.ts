@@ -18,6 +18,8 @@ export interface OpsHandlers {
   readiness(): Readiness;
   /** /status: a JSON document (the last runs with their summaries). */
   status(): unknown;
+  /** /plan (HTML report) and /plan.json: the plan of the latest run, rendered; undefined before the first plan. */
+  plan?(): { html: string; json: unknown } | undefined;
 }
 
 /** A started listener. */
@@ -45,8 +47,8 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 }
 
 /**
- * Serves /metrics (Prometheus text), /healthz (alive), /readyz (ready to do its job) and /status (JSON) on
- * node:http: four read-only routes do not need a framework.
+ * Serves /metrics (Prometheus text), /healthz (alive), /readyz (ready to do its job), /status (JSON) and the latest
+ * plan (/plan as an HTML report, /plan.json) on node:http: a few read-only routes do not need a framework.
  */
 export async function startOpsServer(listen: string, handlers: OpsHandlers): Promise<OpsServer> {
   const { host, port } = parseListen(listen);
@@ -74,8 +76,16 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
       }
       case '/status':
         return json(res, 200, redactValue(handlers.status()));
+      case '/plan':
+      case '/plan.json': {
+        const latest = handlers.plan?.();
+        if (!latest) return json(res, 404, { error: { code: 'no_plan', message: 'no run has planned yet; try again after the first run' } });
+        // The report is a self-contained page; its CSP forbids every fetch, so it stays offline in a browser too.
+        if (path === '/plan') return send(res, 200, 'text/html; charset=utf-8', latest.html);
+        return json(res, 200, latest.json);
+      }
       default:
-        return json(res, 404, { error: { code: 'not_found', message: `no route ${path}; try /metrics, /healthz, /readyz or /status` } });
+        return json(res, 404, { error: { code: 'not_found', message: `no route ${path}; try /metrics, /healthz, /readyz, /status, /plan or /plan.json` } });
     }
   };
   // Keep-alive sockets from scrapers must not hold a stopping daemon open.

@@ -70,6 +70,8 @@ export class OrgsyncMetrics {
   readonly sourceWarnings: Gauge<'source' | 'code'>;
   readonly lifecycleMembers: Gauge<'rule'>;
   readonly mirrorRecords: Gauge<'entity' | 'status'>;
+  readonly pendingApproval: Gauge<'guard'>;
+  private approvalsProbe: (() => readonly { guard: string; createdAtMs: number }[]) | undefined;
   readonly deleteThresholdExceededTotal: Counter;
   /** Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, ...). */
   readonly applyStopsTotal: Counter<'reason'>;
@@ -149,6 +151,13 @@ export class OrgsyncMetrics {
       registers,
       collect: () => this.collectMirrorRecords(),
     });
+    this.pendingApproval = new Gauge({
+      name: `${p}pending_approval`,
+      help: 'Per guard: Unix time at which the oldest plan still waiting for approval was saved (no series when none waits); time() minus it is the age.',
+      labelNames: ['guard'],
+      registers,
+      collect: () => this.collectApprovals(),
+    });
     this.deleteThresholdExceededTotal = new Counter({ name: `${p}delete_threshold_exceeded_total`, help: 'Runs refused because the plan\'s removals exceeded the delete threshold.', registers });
     this.applyStopsTotal = new Counter({ name: `${p}apply_stops_total`, help: 'Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, scope_denied, credential_refused).', labelNames: ['reason'], registers });
     this.leaseLostTotal = new Counter({ name: `${p}lease_lost_total`, help: 'Runs that stopped writing because this process no longer held the state DB lease (fencing).', registers });
@@ -165,6 +174,18 @@ export class OrgsyncMetrics {
   /** Lets the mirror report watermark ages and record counts at scrape time. */
   setMirrorProbe(probe: MirrorProbe | undefined): void {
     this.mirrorProbe = probe;
+  }
+
+  /** Lets the state DB report the pending approvals (issue 20) at scrape and push time. */
+  setApprovalsProbe(probe: (() => readonly { guard: string; createdAtMs: number }[]) | undefined): void {
+    this.approvalsProbe = probe;
+  }
+
+  private collectApprovals(): void {
+    if (!this.approvalsProbe) return;
+    const oldest = new Map<string, number>();
+    for (const a of this.approvalsProbe()) oldest.set(a.guard, Math.min(oldest.get(a.guard) ?? Infinity, a.createdAtMs));
+    OrgsyncMetrics.replace(this.pendingApproval, [...oldest].map(([guard, ms]) => ({ labels: { guard }, value: ms / 1000 })));
   }
 
   /** The platform client's observer, feeding the api_* metrics. */

@@ -6,7 +6,13 @@ import type { Config } from '../../config/schema.js';
 import { isListenAddress, LISTEN_MESSAGE } from '../../config/operations.js';
 import { OrgsyncError } from '../../shared/errors.js';
 import { metricsRunObserver, mirrorProbe, runDaemon, runOutcomeOf, type RunSync } from '../../daemon/daemon.js';
-import { runOnce, type RunOnceOptions, type RunSummary } from '../../daemon/run-once.js';
+import { combineObservers, runOnce, type RunOnceOptions, type RunSummary } from '../../daemon/run-once.js';
+import { createRunApprovals, reportContextOf } from '../../daemon/approvals.js';
+import { ApprovalStore } from '../../mirror/approvals.js';
+import type { Plan } from '../../domain/index.js';
+import { renderPlanHtml, type PlanReportContext } from '../../planner/report/index.js';
+import { planToJson } from '../../planner/render.js';
+import { approvalJson } from './approvals.js';
 import { CronScheduler, type Scheduler } from '../../daemon/schedule.js';
 import { openStateDb } from '../../mirror/db.js';
 import { explainStateDbError } from '../../mirror/db-faults.js';
@@ -62,6 +68,10 @@ export interface RunEnvironment {
   callStats(): { requests: number; rateLimited: number };
   /** Releases the lease, closes the client and the state DB. */
   close(): Promise<void>;
+  /** The plan of the latest run with its report context (GET /plan, /plan.json), if a run planned yet. */
+  latestPlan(): { plan: Plan; context: PlanReportContext } | undefined;
+  /** The pending approvals of this sync (issue 20). */
+  approvals: ApprovalStore;
 }
 
 /** How to open a RunEnvironment. */
@@ -143,7 +153,14 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     db.close();
     throw err;
   }
-  const runObserver = metricsRunObserver(metrics);
+  const approvals = new ApprovalStore(db, config.sync.id);
+  metrics.setApprovalsProbe(() => approvals.open().map((a) => ({ guard: a.guard, createdAtMs: Date.parse(a.createdAt) })));
+  let latest: { plan: Plan; context: PlanReportContext } | undefined;
+  const runObserver = combineObservers(metricsRunObserver(metrics), {
+    onPlan: (plan, desired) => {
+      latest = { plan, context: reportContextOf(mirror, plan, desired.quarantine) };
+    },
+  });
   return {
     config,
     logger,
@@ -158,6 +175,8 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     client,
     clock,
     lastRunId: undefined,
+    approvals,
+    latestPlan: () => latest,
     callStats: () => ({ ...stats }),
     run(opts, run) {
       let log = run.logger;
@@ -188,8 +207,9 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           writeGates: gates,
           callStats: () => ({ ...stats }),
           trust: createRunTrust(new TrustStateStore(db, config.sync.id), config, mirror),
+          approvals: createRunApprovals({ store: approvals, trust: new TrustStateStore(db, config.sync.id), mirror, ownership, config }),
         },
-        opts,
+        runIdOf(opts, run.logger ? undefined : this.lastRunId),
       ).catch((err: unknown) => {
         // A locked or damaged state DB is told with its path and the way out, not as an internal error.
         throw explainStateDbError(err, dbPath, { busyTimeoutMs });
@@ -214,6 +234,12 @@ export function abortAfter(signal: AbortSignal, ms: number): AbortSignal {
   return controller.signal;
 }
 
+/** The run's options with its run id (the daemon's, or the one `sync` logs under). */
+function runIdOf(opts: RunOnceOptions, fallback: string | undefined): RunOnceOptions {
+  const runId = opts.runId ?? fallback;
+  return runId === undefined ? opts : { ...opts, runId };
+}
+
 /** Test seams of `orgsync daemon` (the CLI passes none). */
 export interface DaemonOverrides {
   scheduler?: Scheduler;
@@ -229,7 +255,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
     // The effective config, for operators at debug level; the logger redacts every secret in it.
     const { meta, ...effective } = config;
     env.logger.debug({ config: effective, file: meta.file, state_db: env.dbPath }, 'config loaded');
-    const runSync: RunSync = async ({ logger, stopSignal, killSignal }) => runOutcomeOf(await env.run({ mode: 'apply' }, { logger, signal: stopSignal, abort: killSignal }));
+    const runSync: RunSync = async ({ runId, logger, stopSignal, killSignal }) => runOutcomeOf(await env.run({ mode: 'apply', runId }, { logger, signal: stopSignal, abort: killSignal }));
     return await runDaemon({
       runSync,
       logger: env.logger,
@@ -243,6 +269,14 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
       info: { syncId: config.sync.id, version: VERSION, schedule: config.schedule, timezone: config.timezone },
       shutdownGraceMs: overrides.shutdownGraceMs ?? parseDuration(config.shutdown_timeout)!,
       ...(overrides.onListening ? { onListening: overrides.onListening } : {}),
+      latestPlan: () => {
+        const latest = env.latestPlan();
+        if (!latest) return undefined;
+        const waiting = latest.plan.refusal ? env.approvals.open()[0] : undefined;
+        const context = waiting ? { ...latest.context, approval: { digest: waiting.digest, status: waiting.status } } : latest.context;
+        return { html: renderPlanHtml(latest.plan, context), json: planToJson(latest.plan, { quarantine: latest.context.quarantine ?? [] }) };
+      },
+      pendingApprovals: () => env.approvals.open().map(approvalJson),
     });
   } finally {
     await env.close();

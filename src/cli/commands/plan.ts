@@ -9,6 +9,18 @@ import { savePlan } from '../../daemon/saved-plan.js';
 import type { DesiredState } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { withoutLeaseNote } from '../../mirror/snapshot.js';
+import { renderPlanHtml } from '../../planner/report/index.js';
+import { writeFileSync } from 'node:fs';
+import { OrgsyncError } from '../../shared/errors.js';
+
+/** Writes the HTML report (`plan --output html --out FILE`). */
+function writeReport(file: string, html: string): void {
+  try {
+    writeFileSync(file, html);
+  } catch (err) {
+    throw new OrgsyncError('USAGE', `cannot write the plan report ${file}: ${(err as Error).message}`, { cause: err });
+  }
+}
 
 /** Parses `--allow-deletes N` (a whole number >= 0). */
 export function parseAllowDeletes(value: string): number {
@@ -25,10 +37,10 @@ export function registerPlanCommand(program: Command, ctx: CliContext, setResult
     .command('plan')
     .description('Refresh the mirror, read the sources and print what a sync would change (nothing is written to the platform).')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
-    .addOption(new Option('-o, --output <format>', 'text: a table per entity and operation; json: one JSON document (README "orgsync plan")').choices(['text', 'json']).default('text'))
+    .addOption(new Option('-o, --output <format>', 'text: a table per entity and operation; json: one JSON document; html: the plan report, one self-contained HTML page (with --out FILE: written to FILE)').choices(['text', 'json', 'html']).default('text'))
     .option('--allow-deletes <n>', 'plan as a sync with --allow-deletes N would (the delete threshold then permits up to N removals)', parseAllowDeletes)
     .option('--detailed-exitcode', 'exit 0 when in sync and 5 when changes are pending or source records are blocked (3 when a guard refuses)')
-    .option('--out <file>', 'also write the plan, signed, with hashes of the mirror and source state, for `orgsync apply <file>` (takes the state DB\'s lease; without --out plan reads a snapshot and runs beside a daemon)')
+    .option('--out <file>', 'also write the plan, signed, with hashes of the mirror and source state, for `orgsync apply <file>` (takes the state DB\'s lease; without --out plan reads a snapshot and runs beside a daemon); with --output html: write the HTML report to <file> instead (no lease: the report is no saved plan)')
     .option('--full', `text output: print every change (by default at most ${ROWS_PER_GROUP} per entity and operation, with a count of the rest)`)
     .option('--allow-source-shrink', 'plan as `sync --allow-source-shrink` would')
     .option('--accept-scope-change', 'plan as `sync --accept-scope-change` would')
@@ -42,14 +54,15 @@ source shrink, scope change, state_lost: the state DB was lost while the platfor
 Examples:
   $ orgsync plan --config /etc/orgsync/orgsync.yaml
   $ orgsync plan --config orgsync.yaml --output json > plan.json
-  $ orgsync plan --config orgsync.yaml --out plan.json     # review it, then: orgsync apply plan.json --config orgsync.yaml`,
+  $ orgsync plan --config orgsync.yaml --out plan.json     # review it, then: orgsync apply plan.json --config orgsync.yaml
+  $ orgsync plan --config orgsync.yaml --output html --out plan.html`,
     )
-    .action((opts: { config: string; output: 'text' | 'json'; allowDeletes?: number; detailedExitcode?: boolean; out?: string; full?: boolean; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
+    .action((opts: { config: string; output: 'text' | 'json' | 'html'; allowDeletes?: number; detailedExitcode?: boolean; out?: string; full?: boolean; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
-          // Without --out a plan writes nothing: no lease, a snapshot of the state DB (runs beside a daemon or a sync).
-          const readOnly = opts.out === undefined;
+          // Without --out (or with --out naming the HTML report) a plan writes nothing: no lease, a snapshot of the state DB (runs beside a daemon or a sync).
+          const readOnly = opts.out === undefined || opts.output === 'html';
           const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false, readOnly });
           if (env.leaseHolder) ctx.stderr.write(withoutLeaseNote('plan', env.dbPath, env.leaseHolder));
           try {
@@ -64,13 +77,20 @@ Examples:
               },
               { signal: ctx.shutdownSignal },
             );
-            if (opts.out !== undefined && desired) {
+            if (opts.output === 'html') {
+              const latest = env.latestPlan();
+              const html = renderPlanHtml(summary.plan, latest?.context ?? { quarantine: summary.quarantined });
+              if (opts.out !== undefined) {
+                writeReport(opts.out, html);
+                ctx.stderr.write(`orgsync: plan report written to ${opts.out}\n`);
+              } else ctx.stdout.write(html);
+            } else if (opts.out !== undefined && desired) {
               savePlan(opts.out, summary.plan, desired, { mirror: env.mirror, ownership: env.ownership, trust: new TrustStateStore(env.db, config.sync.id) });
               ctx.stderr.write(`orgsync: plan written to ${opts.out}\n`);
             }
             const extras = { quarantine: summary.quarantined, full: opts.full === true };
             if (opts.output === 'json') ctx.stdout.write(`${JSON.stringify(planToJson(summary.plan, extras), null, 2)}\n`);
-            else ctx.stdout.write(renderPlanText(summary.plan, extras));
+            else if (opts.output === 'text') ctx.stdout.write(renderPlanText(summary.plan, extras));
             if (summary.exitCode !== EXIT.OK) {
               if (summary.error) ctx.stderr.write(`orgsync: ${summary.error}\n`);
               return summary.exitCode;

@@ -1,6 +1,6 @@
 /**
  * Every migration of the state DB, in order. Numbers: 001-009 mirror and sync state (src/mirror),
- * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock and run history (operations).
+ * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock, run history and pending approvals (operations).
  * Append new entries; never renumber or edit one that has shipped.
  */
 import { migration001 } from './001-mirror-tables.js';
@@ -10,6 +10,7 @@ import { migration010 } from '../ownership.js';
 import { migration015 } from '../trust-state.js';
 import { migration020, migration022 } from '../lease.js';
 import { migration021 } from '../runs.js';
+import { migration023 } from './023-approvals.js';
 
 export type { Migration } from './types.js';
 export { runMigrations } from './runner.js';
@@ -23,4 +24,5 @@ export const migrations: readonly Migration[] = [
   migration020,
   migration021,
   migration022,
+  migration023,
 ];

@@ -1,0 +1,158 @@
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import { parseDuration } from '../../config/platform.js';
+import type { Config } from '../../config/schema.js';
+import { parseSavedPlan } from '../../daemon/saved-plan.js';
+import { ApprovalStore, type ApprovalRecord } from '../../mirror/approvals.js';
+import { openStateDb } from '../../mirror/db.js';
+import { explainStateDbError } from '../../mirror/db-faults.js';
+import { MirrorLease } from '../../mirror/lease.js';
+import { TrustStateStore } from '../../mirror/trust-state.js';
+import { planToJson, renderPlanText } from '../../planner/render.js';
+import { renderPlanHtml, type PlanReportContext } from '../../planner/report/index.js';
+import { steadyWallClock, systemClock } from '../../shared/clock.js';
+import { EXIT, OrgsyncError } from '../../shared/errors.js';
+import type { CliContext, CommandResult } from '../context.js';
+
+/** An approval in `approvals list --output json` and /status (without the plan itself). */
+export function approvalJson(a: ApprovalRecord): Record<string, unknown> {
+  const saved = JSON.parse(a.savedPlan) as { counts?: unknown };
+  return {
+    digest: a.digest,
+    guard: a.guard,
+    status: a.status,
+    created_at: a.createdAt,
+    run_id: a.runId,
+    message: a.message,
+    counts: saved.counts ?? null,
+    approved_at: a.approvedAt,
+    approved_by: a.approvedBy,
+    used_at: a.usedAt,
+    used_by_run: a.usedByRun,
+  };
+}
+
+function withStore<T>(config: Config, fn: (store: ApprovalStore, db: ReturnType<typeof openStateDb>, dbPath: string) => T): T {
+  const dbPath = resolveConfigPath(config, config.state.path);
+  const db = openStateDb(dbPath, { busyTimeoutMs: parseDuration(config.state.busy_timeout)! });
+  try {
+    return fn(new ApprovalStore(db, config.sync.id), db, dbPath);
+  } finally {
+    db.close();
+  }
+}
+
+function find(store: ApprovalStore, digest: string): ApprovalRecord {
+  const a = store.get(digest);
+  if (!a) throw new OrgsyncError('NOT_FOUND', `no approval ${digest} for sync ${store.syncId} in this state DB; see \`orgsync approvals list\``);
+  return a;
+}
+
+/**
+ * `orgsync approvals list|show|approve` (issue 20): the plans guards refused, saved signed in the state DB under a
+ * digest; show one as text, JSON or the HTML report; approve one for the next run (needs the state DB's lease).
+ */
+export function registerApprovalsCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  const approvals = program
+    .command('approvals')
+    .description('Plans a guard refused (delete threshold, source shrink, scope change), saved in the state DB as pending approvals under a digest (sha256: + 12 hex). Approve one with sync.approve in the config (GitOps) or with `orgsync approvals approve DIGEST`; the next run applies exactly that plan if the platform and the sources still match.')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ orgsync approvals list --config orgsync.yaml
+  $ orgsync approvals show sha256:4f1c2a9b7e0d --config orgsync.yaml --output html > review.html
+  $ orgsync approvals approve sha256:4f1c2a9b7e0d --config orgsync.yaml`,
+    );
+
+  approvals
+    .command('list')
+    .description('List the approvals of this sync, newest first: digest, guard, status (pending, approved, used, superseded), when, and the refusal.')
+    .requiredOption('-c, --config <file>', 'config file (YAML); its state.path names the state DB')
+    .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
+    .action((opts: { config: string; output: 'text' | 'json' }) => {
+      setResult(
+        (async () => {
+          const config = loadConfig(opts.config, ctx.env);
+          const list = withStore(config, (store) => store.list());
+          if (opts.output === 'json') ctx.stdout.write(`${JSON.stringify({ sync_id: config.sync.id, approvals: list.map(approvalJson) }, null, 2)}\n`);
+          else if (list.length === 0) ctx.stdout.write(`No approvals for sync ${config.sync.id}.\n`);
+          else {
+            for (const a of list) ctx.stdout.write(`${a.digest}  ${a.status.padEnd(10)}  ${a.guard.padEnd(16)}  ${a.createdAt}  ${a.status === 'used' ? `used by run ${a.usedByRun ?? '?'} at ${a.usedAt ?? '?'}` : a.message}\n`);
+          }
+          return EXIT.OK;
+        })(),
+      );
+    });
+
+  approvals
+    .command('show')
+    .description('Show the plan saved under DIGEST: as text (the plan table), JSON (the approval and `plan --output json`\'s document) or the HTML report.')
+    .argument('<digest>', 'the digest the refusal printed (sha256: + 12 hex)')
+    .requiredOption('-c, --config <file>', 'config file (YAML); its state.path names the state DB')
+    .addOption(new Option('-o, --output <format>', 'text, json or html').choices(['text', 'json', 'html']).default('text'))
+    .action((digest: string, opts: { config: string; output: 'text' | 'json' | 'html' }) => {
+      setResult(
+        (async () => {
+          const config = loadConfig(opts.config, ctx.env);
+          const out = withStore(config, (store, db) => {
+            const a = find(store, digest);
+            const saved = parseSavedPlan(a.savedPlan, `approval ${a.digest}`, config.sync.id, new TrustStateStore(db, config.sync.id).planSigningKey());
+            const context = JSON.parse(a.context) as PlanReportContext;
+            const extras = { quarantine: context.quarantine ?? [] };
+            if (opts.output === 'html') return renderPlanHtml(saved.plan, { ...context, approval: { digest: a.digest, status: a.status } });
+            if (opts.output === 'json') return `${JSON.stringify({ ...approvalJson(a), inputs: saved.inputs, plan: planToJson(saved.plan, extras) }, null, 2)}\n`;
+            return `Approval ${a.digest} (${a.status}), refused by ${a.guard} at ${a.createdAt}${a.usedByRun ? `, used by run ${a.usedByRun}` : ''}\n\n${renderPlanText(saved.plan, extras)}`;
+          });
+          ctx.stdout.write(out);
+          return EXIT.OK;
+        })(),
+      );
+    });
+
+  approvals
+    .command('approve')
+    .description('Approve the plan saved under DIGEST (for operators without GitOps): the next run applies exactly it if the platform and the sources still match what it was made from, else it refuses, says what changed and saves the new plan. Writes to the state DB: needs the lease (stop a one-off sync first; a running daemon must be stopped or use sync.approve).')
+    .argument('<digest>', 'the digest the refusal printed (sha256: + 12 hex)')
+    .requiredOption('-c, --config <file>', 'config file (YAML); its state.path names the state DB')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 approved, 1 no such approval, it was used or superseded already, or another process holds the lease,
+2 config or usage error.`,
+    )
+    .action((digest: string, opts: { config: string }) => {
+      setResult(
+        (async () => {
+          const config = loadConfig(opts.config, ctx.env);
+          const message = withStore(config, (store, db, dbPath) => {
+            const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(systemClock), ttlMs: parseDuration(config.state.lease_ttl)! });
+            try {
+              lease.acquire();
+            } catch (err) {
+              throw explainStateDbError(err, dbPath, { doing: 'cannot take the state DB lease to approve', busyTimeoutMs: parseDuration(config.state.busy_timeout)! });
+            }
+            try {
+              const a = find(store, digest);
+              if (a.status === 'used') throw new OrgsyncError('NOT_FOUND', `approval ${a.digest} was already used by run ${a.usedByRun ?? '?'} at ${a.usedAt ?? '?'}; an approval is used once`);
+              if (a.status === 'superseded') throw new OrgsyncError('NOT_FOUND', `approval ${a.digest} was superseded by a later refused plan; see \`orgsync approvals list\``);
+              let who = 'approvals approve';
+              try {
+                who = `${userInfo().username} (approvals approve)`;
+              } catch {
+                // No user name (a container without a passwd entry): the command alone says how.
+              }
+              store.approve(a.digest, new Date(systemClock.now()).toISOString(), who);
+              return `Approved ${a.digest} (${a.guard}): the next run applies exactly this plan if the platform and the sources still match what it was made from.\n`;
+            } finally {
+              lease.release();
+            }
+          });
+          ctx.stdout.write(message);
+          return EXIT.OK;
+        })(),
+      );
+    });
+}

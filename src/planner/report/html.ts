@@ -1,0 +1,164 @@
+/**
+ * The plan report (issue 20): one self-contained HTML file a person can review. No external asset and no network:
+ * styles and the small filter script are inline, and a Content-Security-Policy forbids every fetch. Accessible markup:
+ * headings, captions, column headers, labelled controls, and every colour paired with a word.
+ */
+import type { Change, Plan, PlanValue, QuarantineEntry } from '../../domain/index.js';
+import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
+import { redactSecrets } from '../../shared/redact.js';
+import { summaryLine } from '../render.js';
+import { buildDepartmentTree, memberChangeKind, subtreeChanges, type ReportDepartment, type TreeNode } from './tree.js';
+
+/** What the report shows beside the plan. */
+export interface PlanReportContext {
+  /** Live departments when the plan was made (the tree); absent: only changed departments are shown. */
+  departments?: readonly ReportDepartment[];
+  /** account_id -> department id of members the plan suspends or removes. */
+  memberDepartments?: Readonly<Record<string, string>>;
+  quarantine?: readonly QuarantineEntry[];
+  /** A pending approval holding this plan. */
+  approval?: { digest: string; status: string };
+}
+
+const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+function show(v: PlanValue | undefined): string {
+  if (v === undefined) return '';
+  if (typeof v === 'string') return v === '' ? '""' : v;
+  return JSON.stringify(v);
+}
+
+const MARK_WORD: Record<string, string> = { created: 'created', adopted: 'adopted', renamed: 'renamed', updated: 'updated', moved: 'moved', removed: 'removed' };
+
+function treeItem(n: TreeNode): string {
+  const badges = n.marks.map((m) => {
+    const detail = m === 'moved' ? `: ${n.movedFrom} → ${n.movedTo}` : m === 'renamed' ? ` from “${n.renamedFrom}”` : '';
+    return `<span class="badge ${m}" data-mark="${m}">${MARK_WORD[m]}${esc(detail)}</span>`;
+  });
+  const counts = (['create', 'update', 'suspend', 'remove'] as const).filter((k) => n.members[k] > 0).map((k) => `${n.members[k]} member ${k === 'create' ? 'create' : k === 'update' ? 'update' : k === 'suspend' ? 'suspension' : 'removal'}${n.members[k] === 1 ? '' : 's'}`);
+  const children = n.children.length > 0 ? `<ul>${n.children.map(treeItem).join('')}</ul>` : '';
+  return `<li data-dept="${esc(n.id)}" data-changed="${subtreeChanges(n) ? 'yes' : 'no'}" data-marks="${n.marks.join(' ')}"><span class="dept">${esc(n.name)}</span> ${badges.join(' ')}${counts.length ? ` <span class="counts">(${esc(counts.join(', '))})</span>` : ''}${children}</li>`;
+}
+
+interface Column<T> {
+  head: string;
+  cell(t: T): string;
+}
+
+function table<T>(id: string, caption: string, rows: readonly T[], cols: Column<T>[], kind: (t: T) => string): string {
+  if (rows.length === 0) return `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (0)</h2><p>None.</p></section>`;
+  const head = cols.map((c) => `<th scope="col">${esc(c.head)}</th>`).join('');
+  const body = rows.map((r) => `<tr class="row" data-kind="${esc(kind(r))}">${cols.map((c) => `<td>${esc(c.cell(r))}</td>`).join('')}</tr>`).join('\n');
+  return `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (${rows.length})</h2>
+<table id="${id}" class="filterable"><caption>${esc(caption)}</caption><thead><tr>${head}</tr></thead><tbody>
+${body}
+</tbody></table></section>`;
+}
+
+const changeCols = (extra: Column<Change>[] = []): Column<Change>[] => [
+  { head: 'Source id', cell: (c) => c.thirdId },
+  { head: 'Platform id', cell: (c) => c.platformId ?? '' },
+  { head: 'Change', cell: (c) => c.description },
+  ...extra,
+  { head: 'Reason', cell: (c) => c.reason },
+];
+
+const fieldDiff = (c: Change): string =>
+  Object.keys(c.fields)
+    .filter((k) => k !== 'metadata' || c.op === 'adopt')
+    .map((k) => (c.before?.[k] === undefined ? `${k}: ${show(c.fields[k])}` : `${k}: ${show(c.before[k])} → ${show(c.fields[k])}`))
+    .join('; ');
+
+const STYLE = `
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1b1b;background:#fff}
+main{max-width:1200px;margin:0 auto;padding:1rem 1.5rem}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}
+table{border-collapse:collapse;width:100%;margin:.5rem 0}caption{text-align:left;font-weight:600;padding:.25rem 0}
+th,td{border:1px solid #bbb;padding:.25rem .5rem;text-align:left;vertical-align:top}th{background:#eee}
+.badge{display:inline-block;border:1px solid;border-radius:3px;padding:0 .3rem;font-size:.85em}
+.created{color:#0a5c1a}.adopted{color:#1d4f91}.renamed,.updated{color:#7a4a00}.moved{color:#5b2a86}.removed{color:#a0001c;text-decoration:line-through}
+.refusal{border:2px solid #a0001c;padding:.5rem 1rem;background:#fff4f4}
+.controls{position:sticky;top:0;background:#fff;padding:.5rem 0;border-bottom:1px solid #ddd}
+.controls label{margin-right:.4rem}.controls input,.controls select{margin-right:1rem}
+ul.tree,ul.tree ul{list-style:none;padding-left:1.2rem;border-left:1px dotted #999}
+.only-changed li[data-changed="no"]{display:none}
+`;
+
+const SCRIPT = `
+(function(){
+  var q=document.getElementById('filter'),k=document.getElementById('kind'),t=document.getElementById('only-changed'),n=document.getElementById('shown');
+  function apply(){
+    var text=q.value.trim().toLowerCase(),kind=k.value,shown=0;
+    document.querySelectorAll('table.filterable tbody tr').forEach(function(r){
+      var ok=(!text||r.textContent.toLowerCase().indexOf(text)>=0)&&(!kind||r.getAttribute('data-kind')===kind);
+      r.hidden=!ok;if(ok)shown++;
+    });
+    n.textContent=shown+' row(s) shown';
+  }
+  q.addEventListener('input',apply);k.addEventListener('change',apply);
+  t.addEventListener('change',function(){document.getElementById('tree').classList.toggle('only-changed',t.checked)});
+  apply();
+})();
+`;
+
+/** Renders the report of `plan` as one HTML document. */
+export function renderPlanHtml(plan: Plan, ctx: PlanReportContext = {}): string {
+  const members = plan.changes.filter((c) => c.entity === 'members');
+  const byKind = (k: string) => members.filter((c) => memberChangeKind(c) === k);
+  const others = plan.changes.filter((c) => c.entity !== 'members');
+  const blocked = blockedRecords(plan);
+  const quarantine = ctx.quarantine ?? [];
+  const tree = buildDepartmentTree(plan, ctx.departments, ctx.memberDepartments);
+  const countRows = ENTITY_KINDS.map((e) => `<tr><th scope="row">${e}</th>${CHANGE_OPS.map((op) => `<td>${plan.counts[e][op]}</td>`).join('')}</tr>`).join('');
+  const refusal = plan.refusal
+    ? `<section class="refusal" role="alert" aria-labelledby="refusal-h"><h2 id="refusal-h">Refused by the ${esc(plan.refusal.guard)} guard</h2><p>${esc(plan.refusal.message)}</p><p>Nothing of this plan was applied.${
+        ctx.approval ? ` It is saved as pending approval <code>${esc(ctx.approval.digest)}</code> (${esc(ctx.approval.status)}): list its digest under <code>sync.approve</code> or run <code>orgsync approvals approve ${esc(ctx.approval.digest)}</code> to apply exactly these changes.` : ''
+      }</p></section>`
+    : '';
+  const kindOf = (c: Change) => (c.entity === 'members' ? memberChangeKind(c) : c.op === 'remove' ? 'remove' : c.op === 'create' ? 'create' : 'update');
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>orgsync plan: ${esc(plan.syncId)} ${esc(plan.createdAt)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<h1>orgsync plan for sync <code>${esc(plan.syncId)}</code></h1>
+<p>Made ${esc(plan.createdAt)} with policy <code>${esc(plan.policy)}</code>.${ctx.approval ? ` Approval digest <code>${esc(ctx.approval.digest)}</code> (${esc(ctx.approval.status)}).` : ''}</p>
+${refusal}
+<section aria-labelledby="summary-h"><h2 id="summary-h">Summary</h2>
+<p id="summary-line">${esc(summaryLine(plan))}</p>
+<table id="counts"><caption>Changes per entity and operation</caption><thead><tr><th scope="col">Entity</th>${CHANGE_OPS.map((op) => `<th scope="col">${op}</th>`).join('')}</tr></thead><tbody>${countRows}</tbody></table>
+<p>${plan.warnings.length} warning(s), ${blocked.length} blocked record(s), ${quarantine.length} quarantined record(s), ${plan.withheld.length} withheld change(s).</p>
+</section>
+<div class="controls" role="search">
+<label for="filter">Filter rows</label><input id="filter" type="search" placeholder="name, id, field…">
+<label for="kind">Change kind</label><select id="kind"><option value="">all</option><option value="create">create</option><option value="update">update</option><option value="suspend">suspend</option><option value="remove">remove</option></select>
+<input id="only-changed" type="checkbox"><label for="only-changed">Only changed departments in the tree</label>
+<output id="shown" for="filter kind" aria-live="polite"></output>
+</div>
+<section aria-labelledby="tree-h"><h2 id="tree-h">Department tree</h2>
+<p>Each department is marked with what the plan does to it (created, renamed, moved from → to, removed) and how many of its members change.</p>
+<ul id="tree" class="tree">${tree.map(treeItem).join('')}</ul>
+</section>
+${table('member-creates', 'Member creates', byKind('create'), changeCols([{ head: 'Fields', cell: (c) => fieldDiff(c) }]), () => 'create')}
+${table('member-updates', 'Member updates', byKind('update'), changeCols([{ head: 'Field: old → new', cell: fieldDiff }]), () => 'update')}
+${table('member-suspensions', 'Member suspensions', byKind('suspend'), changeCols(), () => 'suspend')}
+${table('member-removals', 'Member removals', byKind('remove'), changeCols(), () => 'remove')}
+${table('other-changes', 'Department and position changes', others, [{ head: 'Entity', cell: (c) => c.entity }, { head: 'Operation', cell: (c) => c.op }, ...changeCols([{ head: 'Field: old → new', cell: fieldDiff }])], kindOf)}
+${table('warnings', 'Warnings', plan.warnings, [{ head: 'Code', cell: (w) => w.code }, { head: 'Entity', cell: (w) => w.entity }, { head: 'Source id', cell: (w) => w.thirdId }, { head: 'Message', cell: (w) => w.message }], () => 'warning')}
+${table('blocked', 'Blocked records', blocked, [{ head: 'Entity', cell: (b) => b.entity }, { head: 'Source id', cell: (b) => b.sourceId }, { head: 'Reason', cell: (b) => b.reason }, { head: 'Message', cell: (b) => b.message }], () => 'blocked')}
+${table('quarantined', 'Quarantined records', quarantine, [{ head: 'Entity', cell: (q) => q.entity }, { head: 'Source id', cell: (q) => q.source_id ?? '' }, { head: 'Source', cell: (q) => q.source }, { head: 'Location', cell: (q) => q.location }, { head: 'Reason', cell: (q) => q.reason }, { head: 'Message', cell: (q) => q.message }], () => 'quarantined')}
+${table('withheld', 'Withheld changes', plan.withheld, [{ head: 'Entity', cell: (w) => w.change.entity }, { head: 'Source id', cell: (w) => w.change.thirdId }, { head: 'Change', cell: (w) => w.change.description }, { head: 'Why', cell: (w) => w.why }, { head: 'Due', cell: (w) => w.dueAt ?? '' }], () => 'withheld')}
+</main>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+  // A registered secret value never leaves the process, not even inside a record's field.
+  return redactSecrets(html);
+}
