@@ -89,6 +89,15 @@ describe('approvals by config (sync.approve)', () => {
     expect(html.stdout).toContain('<!doctype html>');
     expect(html.stdout).toContain('Refused by the delete_threshold guard');
     for (const name of ['Member 0', 'Member 1', 'Member 2', 'Member 3']) expect(html.stdout).toContain(name);
+    // The report of the same plan from `plan --output html --out FILE` (no lease needed, nothing saved).
+    const reportFile = join(dir, 'plan.html');
+    const planned = await cli('plan', '--config', config, '--output', 'html', '--out', reportFile);
+    expect(planned.code).toBe(3);
+    expect(planned.stdout).toBe('');
+    expect(planned.stderr).toContain(`orgsync: plan report written to ${reportFile}`);
+    const report = readFileSync(reportFile, 'utf8');
+    expect(report).toContain('Refused by the delete_threshold guard');
+    expect(report).toContain('Member removals (4)');
     const text = await cli('approvals', 'show', digest, '--config', config);
     expect(text.stdout).toContain(`Approval ${digest} (pending), refused by delete_threshold`);
 
