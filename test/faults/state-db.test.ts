@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { migrations } from '../../src/mirror/migrations/index.js';
@@ -42,14 +42,16 @@ setInterval(() => {}, 1000);`;
 describe('the state DB under contention', () => {
   let emulator: TestEmulator;
   const cleanup: (() => Promise<void> | void)[] = [];
-  beforeAll(async () => {
+  // One emulator per case: each starts from the seeded tenant (a state DB that never ran beside departments this
+  // sync manages would be refused by the state_lost guard).
+  beforeEach(async () => {
     emulator = await startTestEmulator(orgTestSeed());
   });
   afterEach(async () => {
+    await emulator?.close();
     await killAll();
     for (const f of cleanup.splice(0).reverse()) await f();
   });
-  afterAll(async () => emulator?.close());
 
   async function members(): Promise<PlatformMember[]> {
     const out: PlatformMember[] = [];
