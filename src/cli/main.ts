@@ -14,6 +14,7 @@ import { registerSyncCommand } from './commands/sync.js';
 import { registerSourcesCommand } from './commands/sources.js';
 import { registerApplyCommand } from './commands/apply.js';
 import { registerExplainCommand } from './commands/explain.js';
+import { registerHistoryCommand } from './commands/history.js';
 import { registerAdoptCommand } from './commands/adopt.js';
 import { registerReleaseCommand } from './commands/release.js';
 import { registerStateCommand } from './commands/state.js';
@@ -50,6 +51,7 @@ const registrars: Registrar[] = [
   registerSourcesCommand,
   registerApplyCommand,
   registerExplainCommand,
+  registerHistoryCommand,
   registerAdoptCommand,
   registerReleaseCommand,
   registerStateCommand,

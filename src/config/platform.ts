@@ -35,6 +35,12 @@ export const stateConfigSchema = z
       .refine((v) => (parseDuration(v) ?? 0) >= 3000, { message: 'expected a duration of at least 3s, such as 60s or 2m' })
       .default('60s')
       .describe('How long the state DB\'s lease lives without renewal; it is renewed every third of this. A writer that cannot renew in time (frozen, paused) stops writing; another process may take the lease over once it expired.'),
+    history_days: z
+      .number()
+      .int()
+      .min(1)
+      .default(90)
+      .describe('How many days the per-record history of writes (`orgsync history`) is kept; older entries are pruned at the end of each run.'),
   })
   .describe('Local state: the mirror of the platform and orgsync\'s own records.');
 

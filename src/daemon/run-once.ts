@@ -9,6 +9,7 @@ import { blockedRecords, ENTITY_KINDS } from '../domain/index.js';
 import { applyChanges, type ApplyCounts, type ChangeResult, type ChangeStatus, type StopReason, type WriteGate } from '../applier/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
+import type { RecordHistory } from '../mirror/record-history.js';
 import type { OrgPlatformPort } from '../platform/port.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
 import { calculatePlan, lifecycleOptionsFrom, type PlannerSnapshot } from '../planner/index.js';
@@ -63,6 +64,8 @@ export interface RunOnceDeps extends RunParts {
   trust?: RunTrust;
   /** Issue 20: saves refused plans as pending approvals and applies approved ones (src/daemon/approvals.ts). */
   approvals?: RunApprovals;
+  /** Issue 22: where every write of the run is recorded per record, under this run id and trigger. */
+  recordHistory?: { store: RecordHistory; runId: string; trigger: string; retentionDays: number };
 }
 
 /** Options of one run. */
@@ -296,6 +299,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     summary.durationMs = clock.now() - started;
     if (options.mode === 'apply' && (!plan.refusal || decision?.kind === 'apply')) phases.applyMs = lap();
     if (selection) summary.selection = selectionOutcomes(selection, summary, results);
+    if (options.mode === 'apply' && !summary.dryRun) pruneRecordHistory(deps);
     return summary;
   };
 
@@ -359,6 +363,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
       },
     );
     for (const e of ENTITY_KINDS) for (const op of Object.keys(result.applied[e]) as (keyof ApplyCounts[EntityKind])[]) summary.applied[e][op] += result.applied[e][op];
+    if (options.dryRun !== true) recordWrites(deps, result.results, decision?.kind === 'apply' ? decision.digest : undefined);
     const deferred: ChangeResult[] = [];
     for (const r of result.results) {
       done.add(r.change.id);
@@ -506,4 +511,27 @@ function dependsTransitively(changes: Plan['changes'], from: Plan['changes'], id
     stack.push(...(byId.get(d)?.dependsOn ?? []));
   }
   return false;
+}
+
+/** Records the writes of one apply round in the per-record history (a failure to record is logged, not fatal). */
+function recordWrites(deps: RunOnceDeps, results: readonly ChangeResult[], approvalDigest: string | undefined): void {
+  const h = deps.recordHistory;
+  if (!h) return;
+  try {
+    h.store.recordResults(results, { runId: h.runId, trigger: h.trigger, at: deps.clock.now(), ...(approvalDigest ? { approvalDigest } : {}) });
+  } catch (err) {
+    deps.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not record the writes in the record history');
+  }
+}
+
+/** Drops record history older than state.history_days (the end of every applying run). */
+function pruneRecordHistory(deps: RunOnceDeps): void {
+  const h = deps.recordHistory;
+  if (!h) return;
+  try {
+    const pruned = h.store.prune(deps.clock.now() - h.retentionDays * 86_400_000);
+    if (pruned > 0) deps.logger.info({ pruned, history_days: h.retentionDays }, 'record history pruned');
+  } catch (err) {
+    deps.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not prune the record history');
+  }
 }

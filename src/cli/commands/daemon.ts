@@ -26,6 +26,7 @@ import { createRunTrust } from '../../daemon/trust.js';
 import { leaseGate } from '../../daemon/fencing.js';
 import { parseDuration } from '../../config/platform.js';
 import { RunHistory } from '../../mirror/runs.js';
+import { RecordHistory } from '../../mirror/record-history.js';
 import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observability/logger.js';
 import { OrgsyncMetrics } from '../../observability/metrics.js';
 import { createPlatformClient, type PlatformClient } from '../../platform/client.js';
@@ -61,7 +62,7 @@ export interface RunEnvironment {
    * Without `run.logger` its lines carry a new run_id (see lastRunId). `signal` stops new writes; `abort` aborts
    * the requests in flight.
    */
-  run(options: RunOnceOptions, run: { logger?: Logger; signal?: AbortSignal; abort?: AbortSignal }): Promise<RunSummary>;
+  run(options: RunOnceOptions, run: { logger?: Logger; signal?: AbortSignal; abort?: AbortSignal; runId?: string; trigger?: string }): Promise<RunSummary>;
   /** The run_id of the last run started without its own logger (`orgsync sync` records the run under it). */
   lastRunId: string | undefined;
   /** Requests made and 429s seen by this environment's client so far (`orgsync apply` reports them). */
@@ -180,8 +181,10 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     callStats: () => ({ ...stats }),
     run(opts, run) {
       let log = run.logger;
+      let runId = run.runId;
       if (!log) {
         this.lastRunId = randomUUID();
+        runId ??= this.lastRunId;
         log = logger.child({ run_id: this.lastRunId });
       }
       if (!readOnly && !lease.isHeld) {
@@ -208,6 +211,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           callStats: () => ({ ...stats }),
           trust: createRunTrust(new TrustStateStore(db, config.sync.id), config, mirror),
           approvals: createRunApprovals({ store: approvals, trust: new TrustStateStore(db, config.sync.id), mirror, ownership, config }),
+          ...(readOnly ? {} : { recordHistory: { store: new RecordHistory(db), runId: runId ?? randomUUID(), trigger: run.trigger ?? 'once', retentionDays: config.state.history_days } }),
         },
         runIdOf(opts, run.logger ? undefined : this.lastRunId),
       ).catch((err: unknown) => {
@@ -255,7 +259,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
     // The effective config, for operators at debug level; the logger redacts every secret in it.
     const { meta, ...effective } = config;
     env.logger.debug({ config: effective, file: meta.file, state_db: env.dbPath }, 'config loaded');
-    const runSync: RunSync = async ({ runId, logger, stopSignal, killSignal }) => runOutcomeOf(await env.run({ mode: 'apply', runId }, { logger, signal: stopSignal, abort: killSignal }));
+    const runSync: RunSync = async ({ runId, trigger, logger, stopSignal, killSignal }) => runOutcomeOf(await env.run({ mode: 'apply', runId }, { logger, signal: stopSignal, abort: killSignal, runId, trigger }));
     return await runDaemon({
       runSync,
       logger: env.logger,

@@ -3,6 +3,7 @@ import { loadConfig } from '../../config/load.js';
 import { explainRecords, renderExplanations } from '../../daemon/explain.js';
 import type { DesiredState } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
+import { historyLine, RecordHistory } from '../../mirror/record-history.js';
 import { withoutLeaseNote } from '../../mirror/snapshot.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
@@ -49,6 +50,7 @@ Examples:
             }
             const departments = env.mirror.snapshot().departments.byId;
             ctx.stdout.write(renderExplanations(found, (id) => departments.get(id)?.path));
+            ctx.stdout.write(recentHistoryLines(new RecordHistory(env.db), found));
             return EXIT.OK;
           } finally {
             await env.close();
@@ -56,4 +58,16 @@ Examples:
         })(),
       );
     });
+}
+
+/** The last three recorded writes of each explained record (issue 22), newest first. */
+function recentHistoryLines(store: RecordHistory, found: readonly { entity: string; thirdId: string; platformId?: string }[]): string {
+  const lines: string[] = [];
+  for (const e of found) {
+    const entries = store.entries({ sourceIds: e.thirdId ? [e.thirdId] : [], platformIds: e.platformId ? [e.platformId] : [] }, { limit: 3 });
+    lines.push(`history of ${e.entity} ${e.thirdId || e.platformId || ''} (last 3, newest first):`);
+    if (entries.length === 0) lines.push('  no writes recorded');
+    for (const h of entries) lines.push(...historyLine(h).split('\n').map((l) => `  ${l}`));
+  }
+  return `${lines.join('\n')}\n`;
 }

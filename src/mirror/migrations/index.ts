@@ -1,6 +1,7 @@
 /**
  * Every migration of the state DB, in order. Numbers: 001-009 mirror and sync state (src/mirror),
- * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock, run history and pending approvals (operations).
+ * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock, run history and pending approvals (operations),
+ * 030-039 record history (issue 22).
  * Append new entries; never renumber or edit one that has shipped.
  */
 import { migration001 } from './001-mirror-tables.js';
@@ -11,6 +12,7 @@ import { migration015 } from '../trust-state.js';
 import { migration020, migration022 } from '../lease.js';
 import { migration021 } from '../runs.js';
 import { migration023 } from './023-approvals.js';
+import { migration030 } from './030-record-history.js';
 
 export type { Migration } from './types.js';
 export { runMigrations } from './runner.js';
@@ -25,4 +27,5 @@ export const migrations: readonly Migration[] = [
   migration021,
   migration022,
   migration023,
+  migration030,
 ];
