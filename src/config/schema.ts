@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { platformConfigSchema, stateConfigSchema } from './platform.js';
 import { sourcesConfigSchema } from './sources.js';
 import { syncConfigSchema } from './sync.js';
+import { notifyConfigSchema } from './notify.js';
 import { logConfigSchema, metricsConfigSchema, scheduleSchema, shutdownTimeoutSchema, timezoneSchema } from './operations.js';
 
 /** The whole config file. Each block's schema lives in its own file; this composes them. */
@@ -15,6 +16,7 @@ export const configSchema = z.strictObject({
   shutdown_timeout: shutdownTimeoutSchema,
   metrics: metricsConfigSchema,
   log: logConfigSchema,
+  notify: notifyConfigSchema.prefault({}),
 });
 
 /** The validated config body. */

@@ -9,6 +9,11 @@ import { metricsRunObserver, mirrorProbe, runDaemon, runOutcomeOf, type RunSync 
 import { combineObservers, runOnce, type RunOnceOptions, type RunSummary } from '../../daemon/run-once.js';
 import { createRunApprovals, reportContextOf } from '../../daemon/approvals.js';
 import { ApprovalStore } from '../../mirror/approvals.js';
+import { createNotifier, type Notifier } from '../../observability/notify/index.js';
+import { failedEvent, notifyEventsOf } from '../../daemon/notify.js';
+
+/** How long closing an environment waits for queued notifications (bounded: a dead webhook delays exit by this at most). */
+export const NOTIFY_FLUSH_MS = 3_000;
 import type { Plan } from '../../domain/index.js';
 import { renderPlanHtml, type PlanReportContext } from '../../planner/report/index.js';
 import { planToJson } from '../../planner/render.js';
@@ -73,6 +78,8 @@ export interface RunEnvironment {
   latestPlan(): { plan: Plan; context: PlanReportContext } | undefined;
   /** The pending approvals of this sync (issue 20). */
   approvals: ApprovalStore;
+  /** The notify: webhooks (issue 20). */
+  notifier: Notifier;
 }
 
 /** How to open a RunEnvironment. */
@@ -155,6 +162,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     throw err;
   }
   const approvals = new ApprovalStore(db, config.sync.id);
+  const notifier = createNotifier(readOnly ? { webhooks: [] } : config.notify, { clock, logger });
   metrics.setApprovalsProbe(() => approvals.open().map((a) => ({ guard: a.guard, createdAtMs: Date.parse(a.createdAt) })));
   let latest: { plan: Plan; context: PlanReportContext } | undefined;
   const runObserver = combineObservers(metricsRunObserver(metrics), {
@@ -195,6 +203,13 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
       }
       // After a shutdown signal, requests in flight get shutdown_timeout, then are aborted (the daemon passes its own).
       const abort = run.abort ?? (run.signal ? abortAfter(run.signal, shutdownTimeoutMs) : undefined);
+      const runId = opts.runId ?? (run.logger ? undefined : this.lastRunId) ?? null;
+      // Issue 20: the run's events go to the notify: webhooks (fire and forget; never blocks or fails the run).
+      const previous = !readOnly && opts.mode === 'apply' && opts.dryRun !== true ? history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted'])?.result : undefined;
+      const tell = (summary: RunSummary): RunSummary => {
+        for (const e of notifyEventsOf(summary, runId, previous, new Date(clock.now()).toISOString())) notifier.notify(e);
+        return summary;
+      };
       return runOnce(
         {
           config,
@@ -214,12 +229,17 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           ...(readOnly ? {} : { recordHistory: { store: new RecordHistory(db), runId: runId ?? randomUUID(), trigger: run.trigger ?? 'once', retentionDays: config.state.history_days } }),
         },
         runIdOf(opts, run.logger ? undefined : this.lastRunId),
-      ).catch((err: unknown) => {
+      ).then(tell, (err: unknown) => {
+        if (opts.mode === 'apply' && opts.dryRun !== true && !readOnly) notifier.notify(failedEvent(config.sync.id, runId, err instanceof Error ? err.message : String(err), new Date(clock.now()).toISOString()));
         // A locked or damaged state DB is told with its path and the way out, not as an internal error.
         throw explainStateDbError(err, dbPath, { busyTimeoutMs });
       });
     },
+    notifier,
     close: async () => {
+      // Events of the last run get a moment to leave (the end of a `sync`); a webhook that is down costs at most that.
+      await notifier.flush(NOTIFY_FLUSH_MS);
+      notifier.close();
       lease.release();
       await client.close();
       db.close();
