@@ -189,7 +189,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     callStats: () => ({ ...stats }),
     run(opts, run) {
       let log = run.logger;
-      let runId = run.runId;
+      let runId = opts.runId ?? run.runId;
       if (!log) {
         this.lastRunId = randomUUID();
         runId ??= this.lastRunId;
@@ -203,11 +203,10 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
       }
       // After a shutdown signal, requests in flight get shutdown_timeout, then are aborted (the daemon passes its own).
       const abort = run.abort ?? (run.signal ? abortAfter(run.signal, shutdownTimeoutMs) : undefined);
-      const runId = opts.runId ?? (run.logger ? undefined : this.lastRunId) ?? null;
       // Issue 20: the run's events go to the notify: webhooks (fire and forget; never blocks or fails the run).
       const previous = !readOnly && opts.mode === 'apply' && opts.dryRun !== true ? history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted'])?.result : undefined;
       const tell = (summary: RunSummary): RunSummary => {
-        for (const e of notifyEventsOf(summary, runId, previous, new Date(clock.now()).toISOString())) notifier.notify(e);
+        for (const e of notifyEventsOf(summary, runId ?? null, previous, new Date(clock.now()).toISOString())) notifier.notify(e);
         return summary;
       };
       return runOnce(
@@ -228,9 +227,9 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           approvals: createRunApprovals({ store: approvals, trust: new TrustStateStore(db, config.sync.id), mirror, ownership, config }),
           ...(readOnly ? {} : { recordHistory: { store: new RecordHistory(db), runId: runId ?? randomUUID(), trigger: run.trigger ?? 'once', retentionDays: config.state.history_days } }),
         },
-        runIdOf(opts, run.logger ? undefined : this.lastRunId),
+        runIdOf(opts, runId),
       ).then(tell, (err: unknown) => {
-        if (opts.mode === 'apply' && opts.dryRun !== true && !readOnly) notifier.notify(failedEvent(config.sync.id, runId, err instanceof Error ? err.message : String(err), new Date(clock.now()).toISOString()));
+        if (opts.mode === 'apply' && opts.dryRun !== true && !readOnly) notifier.notify(failedEvent(config.sync.id, runId ?? null, err instanceof Error ? err.message : String(err), new Date(clock.now()).toISOString()));
         // A locked or damaged state DB is told with its path and the way out, not as an internal error.
         throw explainStateDbError(err, dbPath, { busyTimeoutMs });
       });
@@ -279,7 +278,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
     // The effective config, for operators at debug level; the logger redacts every secret in it.
     const { meta, ...effective } = config;
     env.logger.debug({ config: effective, file: meta.file, state_db: env.dbPath }, 'config loaded');
-    const runSync: RunSync = async ({ runId, trigger, logger, stopSignal, killSignal }) => runOutcomeOf(await env.run({ mode: 'apply', runId }, { logger, signal: stopSignal, abort: killSignal, runId, trigger }));
+    const runSync: RunSync = async ({ runId, trigger, logger, stopSignal, killSignal }) => runOutcomeOf(await env.run({ mode: 'apply' }, { logger, signal: stopSignal, abort: killSignal, runId, trigger }));
     return await runDaemon({
       runSync,
       logger: env.logger,
