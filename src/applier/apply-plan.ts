@@ -16,7 +16,7 @@
  */
 import type { SyncConfig } from '../config/sync.js';
 import type { Change, ChangeOp, EntityKind, PlanValue, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
-import { CHANGE_OPS, isPlanRef } from '../domain/index.js';
+import { CHANGE_OPS, changeLine, isPlanRef } from '../domain/index.js';
 import { stateDbFault } from '../mirror/db-faults.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
@@ -189,7 +189,8 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     results.set(r.change.id, r);
     const c = r.change;
     const fields = { change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: r.platformId ?? c.platformId };
-    if (r.status === 'applied' || r.status === 'adopted') log.info({ ...fields, status: r.status, dry_run: options.dryRun === true }, 'change applied');
+    // `line`: the change in one short line (`CREATE member E1002 "Lars Okafor" in /Acme/Sales`), what a terminal shows.
+    if (r.status === 'applied' || r.status === 'adopted') log.info({ ...fields, status: r.status, dry_run: options.dryRun === true, line: changeLine(c) }, 'change applied');
     else if (r.status === 'skipped_admin') log.warn({ ...fields, status: r.status }, 'member holds tenant.admin: not removed');
     else if (r.status === 'deferred') log.info({ ...fields, status: r.status, reason: r.message }, 'change deferred to a re-plan');
     else if (r.status !== 'skipped') log.warn({ ...fields, status: r.status, error: r.message }, 'change not applied');

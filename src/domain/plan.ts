@@ -39,6 +39,17 @@ export interface PlanRequest {
 }
 
 /** One change of a plan. */
+/**
+ * One short line for a change, external-dns style: `CREATE member E1002 "Lars Okafor" in /Acme/Sales`
+ * (`UPDATE department eng "Engineering"`, `MOVE department eng-db "Databases" under /Acme/Engineering`).
+ */
+export function changeLine(c: Change): string {
+  const kind = c.entity === 'departments' ? 'department' : c.entity === 'positions' ? 'position' : 'member';
+  const name = c.fields.display_name ?? c.fields.name ?? /"([^"]*)"/.exec(c.description)?.[1];
+  const where = c.paths?.department_id?.after !== undefined ? ` in ${c.paths.department_id.after}` : c.paths?.parent_id?.after !== undefined ? ` under ${c.paths.parent_id.after}` : '';
+  return `${c.op.toUpperCase()} ${kind} ${c.thirdId || c.platformId || ''}${typeof name === 'string' ? ` "${name}"` : ''}${where}`;
+}
+
 export interface Change {
   /** Unique within the plan and stable across plans of the same inputs: `<entity>:<op>:<third id>[:<n>]`. */
   id: string;

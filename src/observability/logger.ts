@@ -2,6 +2,7 @@ import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 import pretty from 'pino-pretty';
 import type { LogConfig } from '../config/operations.js';
 import { REDACTED, Redactor, SECRET_FIELD_NAMES } from '../shared/redact.js';
+import type { TerminalLine } from './terminal-line.js';
 
 // The redactor is shared by every stage (src/shared/redact.ts); re-exported here for the logger's callers.
 export { REDACTED, Redactor, SECRET_FIELD_NAMES } from '../shared/redact.js';
@@ -20,6 +21,31 @@ export interface LoggerOptions {
   redactPaths?: readonly string[];
   /** Fields on every line. */
   base?: Record<string, unknown>;
+  /** A terminal's status line (the sync's progress): readable lines are printed above it, never glued onto it. */
+  terminal?: TerminalLine;
+}
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+
+/**
+ * One readable line per log entry for a terminal: `15:04:05 INFO  mirror refreshed entity=members pages=1`, and an
+ * applied change as its short line (`15:04:05 DEBUG CREATE member E1002 "Lars Okafor" in /Acme/Sales`).
+ */
+export function terminalLine(json: string): string {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json;
+  }
+  const time = typeof o.time === 'string' ? o.time.slice(11, 19) : '';
+  const level = (LEVEL_NAMES[o.level as number] ?? String(o.level)).padEnd(5);
+  if (o.msg === 'change applied' && typeof o.line === 'string') return `${time} ${level} ${o.line}${o.dry_run === true ? ' (dry run)' : ''}\n`;
+  const skip = new Set(['time', 'level', 'msg', 'pid', 'hostname', 'sync_id', 'run_id', 'line']);
+  const rest = Object.entries(o)
+    .filter(([k]) => !skip.has(k))
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? (/[\s"]/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`);
+  return `${time} ${level} ${String(o.msg ?? '')}${rest.length ? ` ${rest.join(' ')}` : ''}\n`;
 }
 
 /** The pino logger orgsync uses; it satisfies src/shared/logger.ts's Logger. */
@@ -37,12 +63,15 @@ export function wantsPretty(format: LogConfig['format'], isTTY: boolean): boolea
  */
 export function createLogger(options: LoggerOptions): OrgsyncLogger {
   const redactor = new Redactor(options.secrets ?? []);
+  const terminal = options.terminal;
   const target: NodeJS.WritableStream = options.pretty
     ? (pretty({ destination: options.destination, colorize: false, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) as unknown as NodeJS.WritableStream)
     : options.destination;
   const destination: DestinationStream = {
     write(line: string) {
-      target.write(redactor.redact(line));
+      // On a terminal with a status line: one short line per entry, printed above the status line.
+      if (terminal && options.pretty) terminal.print(redactor.redact(terminalLine(line)));
+      else target.write(redactor.redact(line));
     },
   };
   const paths = [
@@ -60,6 +89,17 @@ export function createLogger(options: LoggerOptions): OrgsyncLogger {
       timestamp: pino.stdTimeFunctions.isoTime,
       // Level names read better than numbers in JSON; pino-pretty wants the numbers.
       ...(options.pretty ? {} : { formatters: { level: (label: string) => ({ level: label }) } }),
+      // On a terminal an applied change is a debug line (one each at log.level debug); JSON logs keep one at info.
+      ...(options.pretty
+        ? {
+            hooks: {
+              logMethod(this: PinoLogger, args: Parameters<PinoLogger['info']>, method: PinoLogger['info'], level: number) {
+                if (level === 30 && args[1] === 'change applied') return this.debug(...(args as [object, string]));
+                return method.apply(this, args);
+              },
+            },
+          }
+        : {}),
       redact: { paths, censor: REDACTED },
     },
     destination,

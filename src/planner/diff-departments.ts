@@ -258,6 +258,7 @@ export function diffDepartments(desired: readonly DesiredDepartment[], all: read
       op: 'create',
       thirdId: sid,
       description: `create department "${name}" under "${label(parent)}"`,
+      paths: { parent_id: { after: label(parent) } },
       reason: 'missing on the platform',
       fields,
       request: { method: 'POST', path: '/org/departments', body: fields },

@@ -33,6 +33,7 @@ import { parseDuration } from '../../config/platform.js';
 import { RunHistory } from '../../mirror/runs.js';
 import { RecordHistory } from '../../mirror/record-history.js';
 import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observability/logger.js';
+import type { TerminalLine } from '../../observability/terminal-line.js';
 import { OrgsyncMetrics } from '../../observability/metrics.js';
 import { createPlatformClient, type PlatformClient } from '../../platform/client.js';
 import { readDesiredState } from '../../sources/index.js';
@@ -88,6 +89,8 @@ export interface OpenRunEnvironmentOptions {
   logDestination: NodeJS.WritableStream;
   /** Whether that destination is a terminal (pretty lines with log.format auto). */
   logIsTTY: boolean;
+  /** The terminal's status line (sync's progress): log lines are printed above it. */
+  terminal?: TerminalLine;
   clock?: Clock;
   /**
    * Read-only commands (`plan` without `--out`, `explain`): no lease, and the state DB is a private in-memory
@@ -110,6 +113,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     secrets: config.meta.secrets,
     redactPaths: config.log.redact,
     base: { sync_id: config.sync.id },
+    ...(options.terminal ? { terminal: options.terminal } : {}),
   });
   const dbPath = resolveConfigPath(config, config.state.path);
   const busyTimeoutMs = parseDuration(config.state.busy_timeout)!;

@@ -6,6 +6,7 @@ import type { Writable } from 'node:stream';
 import type { ChangeResult } from '../../applier/index.js';
 import type { RunObserver } from '../../daemon/run-once.js';
 import type { Logger } from '../../shared/logger.js';
+import { TerminalLine } from '../../observability/terminal-line.js';
 
 /** How often the non-TTY progress log line is written. */
 export const PROGRESS_LOG_INTERVAL_MS = 5_000;
@@ -23,7 +24,18 @@ function eta(seconds: number): string {
 }
 
 /** Builds the reporter; `base` observer hooks (metrics) are called as well. */
-export function createProgressReporter(opts: { tty: boolean; stream: Writable; logger: Logger; base?: RunObserver; now?: () => number }): ProgressReporter {
+export function createProgressReporter(opts: {
+  tty: boolean;
+  stream: Writable;
+  logger: Logger;
+  base?: RunObserver;
+  now?: () => number;
+  /** The terminal's status line, shared with the logger so that log lines are printed above it (TTY only). */
+  terminal?: TerminalLine;
+  /** The run's id, for the progress log line (non-TTY). */
+  runId?: () => string | undefined;
+}): ProgressReporter {
+  const terminal = opts.tty ? (opts.terminal ?? new TerminalLine(opts.stream)) : undefined;
   const now = opts.now ?? Date.now;
   let total = 0;
   let done = 0;
@@ -42,7 +54,7 @@ export function createProgressReporter(opts: { tty: boolean; stream: Writable; l
     const t = now();
     if (!force && t - lastDraw < 100) return;
     lastDraw = t;
-    opts.stream.write(`\r\u001b[2K${line()}`);
+    terminal?.set(line());
   };
   const start = (n: number): void => {
     total = n;
@@ -54,7 +66,8 @@ export function createProgressReporter(opts: { tty: boolean; stream: Writable; l
       timer = setInterval(() => {
         const elapsed = (now() - started) / 1000;
         const rate = elapsed > 0 ? done / elapsed : 0;
-        opts.logger.info({ done, total, failed, rate_per_second: Math.round(rate * 10) / 10, eta_seconds: rate > 0 ? Math.round((total - done) / rate) : null }, 'sync progress');
+        const runId = opts.runId?.();
+        opts.logger.info({ ...(runId ? { run_id: runId } : {}), done, total, failed, rate_per_second: Math.round(rate * 10) / 10, eta_seconds: rate > 0 ? Math.round((total - done) / rate) : null }, 'sync progress');
       }, PROGRESS_LOG_INTERVAL_MS);
       timer.unref();
     }
@@ -83,7 +96,7 @@ export function createProgressReporter(opts: { tty: boolean; stream: Writable; l
       stopped = true;
       if (timer) clearInterval(timer);
       timer = undefined;
-      if (opts.tty && total > 0) opts.stream.write('\n');
+      terminal?.done();
     },
   };
 }

@@ -11,6 +11,7 @@ import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
 import { parseAllowDeletes } from './plan.js';
 import { createProgressReporter } from './sync-progress.js';
+import { TerminalLine } from '../../observability/terminal-line.js';
 
 /** The text summary of a sync run (README "orgsync sync"). */
 export function renderSyncSummary(s: RunSummary): string {
@@ -133,8 +134,10 @@ Examples:
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
-          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: ctx.isTTY });
-          const progress = createProgressReporter({ tty: ctx.isTTY, stream: ctx.stderr, logger: env.logger });
+          // On a terminal one status line (the progress) with log lines printed above it; the summary comes last.
+          const terminal = ctx.isTTY ? new TerminalLine(ctx.stderr) : undefined;
+          const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: ctx.isTTY, ...(terminal ? { terminal } : {}) });
+          const progress = createProgressReporter({ tty: ctx.isTTY, stream: ctx.stderr, logger: env.logger, ...(terminal ? { terminal } : {}), runId: () => env.lastRunId });
           try {
             const summary = await env.run(
               {
