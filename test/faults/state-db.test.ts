@@ -113,7 +113,11 @@ describe('the state DB under contention', () => {
   it('a damaged state DB (not a database; a malformed page) names the file and the way out, exit 1, never an internal error', async () => {
     const tmp = tempDir();
     cleanup.push(() => tmp.remove());
-    const config = writeFaultConfig(tmp.dir, 'orgsync', { baseUrl: emulator.url });
+    // A tenant of its own: on the shared one, earlier tests' departments managed by hr-sync would make the fresh state
+    // DB below a lost one, which the state_lost guard refuses (issue 15).
+    const own = await startTestEmulator(orgTestSeed());
+    cleanup.push(() => own.close());
+    const config = writeFaultConfig(tmp.dir, 'orgsync', { baseUrl: own.url });
     const v = titledOrg({ departments: 2, members: 20, title: 'Engineer' });
     writeCsvOrg(tmp.dir, v.desired, v.titles);
     const dbPath = join(tmp.dir, 'state.db');
