@@ -71,6 +71,17 @@ export const metricsConfigSchema = z
   .default({ listen: '0.0.0.0:9464', pushgateway_url: '' })
   .describe('Metrics and health endpoints.');
 
+/** `daemon:` — what the daemon accepts from outside (issue 22). */
+export const daemonConfigSchema = z
+  .strictObject({
+    trigger_token_file: z
+      .string()
+      .default('')
+      .describe('File holding the bearer token that POST /sync (a run now) and POST /sync?only=SELECTOR require on the daemon\'s listener; "" turns the trigger endpoints off (404). Read at every request, so a rotated Secret applies at once.'),
+  })
+  .default({ trigger_token_file: '' })
+  .describe('The daemon\'s trigger endpoints.');
+
 /** The validated `metrics:` block. */
 export type MetricsConfig = z.infer<typeof metricsConfigSchema>;
 

@@ -3,7 +3,7 @@ import { platformConfigSchema, stateConfigSchema } from './platform.js';
 import { sourcesConfigSchema } from './sources.js';
 import { syncConfigSchema } from './sync.js';
 import { notifyConfigSchema } from './notify.js';
-import { logConfigSchema, metricsConfigSchema, scheduleSchema, shutdownTimeoutSchema, timezoneSchema } from './operations.js';
+import { daemonConfigSchema, logConfigSchema, metricsConfigSchema, scheduleSchema, shutdownTimeoutSchema, timezoneSchema } from './operations.js';
 
 /** The whole config file. Each block's schema lives in its own file; this composes them. */
 export const configSchema = z.strictObject({
@@ -15,6 +15,7 @@ export const configSchema = z.strictObject({
   timezone: timezoneSchema,
   shutdown_timeout: shutdownTimeoutSchema,
   metrics: metricsConfigSchema,
+  daemon: daemonConfigSchema,
   log: logConfigSchema,
   notify: notifyConfigSchema.prefault({}),
 });

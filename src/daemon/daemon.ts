@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
 import { EXIT } from '../shared/errors.js';
@@ -7,7 +7,7 @@ import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { RunHistory, RunRecord } from '../mirror/runs.js';
 import { OrgsyncMetrics, type MirrorProbe, type RunResult } from '../observability/metrics.js';
-import { startOpsServer, type OpsServer, type Readiness } from '../observability/http-server.js';
+import { startOpsServer, type OpsHandlers, type OpsServer, type Readiness } from '../observability/http-server.js';
 import type { RunObserver, RunSummary } from './run-once.js';
 import type { Scheduler } from './schedule.js';
 import { LEASE_LOST } from './fencing.js';
@@ -24,6 +24,8 @@ export interface RunContext {
   stopSignal: AbortSignal;
   /** Aborted when the shutdown grace is over: give up now. */
   killSignal: AbortSignal;
+  /** `POST /sync?only=SELECTOR` (issue 22): only these records. */
+  only?: readonly string[];
 }
 
 /** How a run ended. */
@@ -69,6 +71,13 @@ export interface DaemonDeps {
   latestPlan?: () => { html: string; json: unknown } | undefined;
   /** /status: the plans waiting for approval (issue 20). */
   pendingApprovals?: () => unknown[];
+  /**
+   * Issue 22: the bearer token POST /sync requires, read at each request (daemon.trigger_token_file); absent, or
+   * returning undefined: the trigger endpoints answer 404.
+   */
+  triggerToken?: () => string | undefined;
+  /** GET /records/<selector>/history (issue 22): a record's history, newest first. */
+  recordHistory?: (selector: string) => unknown[];
 }
 
 /** The daemon's state, for /status. */
@@ -102,14 +111,16 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
   const previousRun = history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted']);
   if (previousRun?.finishedAt) metrics.lastRunTimestampSeconds.set(Date.parse(previousRun.finishedAt) / 1000);
 
-  const startRun = (trigger: string): void => {
+  // Issue 22: one trigger waits while a run is in progress (later triggers join it, never stack).
+  let queued: { id: string; trigger: string; only?: string[] } | undefined;
+  const startRun = (trigger: string, opts: { runId?: string; only?: readonly string[] } = {}): void => {
     if (deps.shutdownSignal.aborted) return;
     if (current) {
       skipped += 1;
       logger.warn({ trigger, running_run_id: current.id }, 'scheduled run skipped: the previous run is still running');
       return;
     }
-    const runId = newRunId();
+    const runId = opts.runId ?? newRunId();
     const runLogger = logger.child({ run_id: runId });
     const runStart = clock.now();
     history.start(runId, trigger, runStart);
@@ -118,7 +129,7 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
     const done = (async () => {
       let outcome: RunOutcome;
       try {
-        outcome = await deps.runSync({ runId, trigger, logger: runLogger, stopSignal: deps.shutdownSignal, killSignal: kill.signal });
+        outcome = await deps.runSync({ runId, trigger, logger: runLogger, stopSignal: deps.shutdownSignal, killSignal: kill.signal, ...(opts.only ? { only: opts.only } : {}) });
       } catch (err) {
         const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err);
         outcome = { result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed', exitCode: EXIT.FAILED, error: message };
@@ -138,6 +149,9 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
       else runLogger.warn(fields, 'run finished with problems');
       current = undefined;
       if (state === 'running') state = 'idle';
+      const next = queued;
+      queued = undefined;
+      if (next && !deps.shutdownSignal.aborted) startRun(next.trigger, { runId: next.id, ...(next.only ? { only: next.only } : {}) });
     })();
     current = { id: runId, trigger, startedAt: runStart, done };
   };
@@ -176,7 +190,31 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
 
   let server: OpsServer | undefined;
   if (deps.listen !== '') {
-    server = await startOpsServer(deps.listen, { registry: metrics.registry, readiness, status, ...(deps.latestPlan ? { plan: deps.latestPlan } : {}) });
+    const extra = triggerRoutes({
+      token: () => deps.triggerToken?.(),
+      unauthorized: () => metrics.triggerUnauthorizedTotal.inc(),
+      trigger: (only) => {
+        if (deps.shutdownSignal.aborted) return { status: 503, body: { error: { code: 'stopping', message: 'the daemon is stopping' } } };
+        if (!current) {
+          const id = newRunId();
+          startRun('http', { runId: id, ...(only ? { only } : {}) });
+          return { status: 202, body: { run_id: id, queued: false } };
+        }
+        if (queued) {
+          // Queued once: a later trigger joins the waiting run (a full run covers every selection).
+          if (!only || !queued.only) delete queued.only;
+          else queued.only = [...new Set([...queued.only, ...only])];
+        } else queued = { id: newRunId(), trigger: 'http', ...(only ? { only: [...only] } : {}) };
+        logger.info({ run_id: queued.id, running_run_id: current.id }, 'triggered run queued behind the run in progress');
+        return { status: 202, body: { run_id: queued.id, queued: true } };
+      },
+      run: (id) => {
+        if (queued?.id === id) return { id, result: 'queued', trigger: queued.trigger };
+        return history.get(id);
+      },
+      ...(deps.recordHistory ? { recordHistory: deps.recordHistory } : {}),
+    });
+    server = await startOpsServer(deps.listen, { registry: metrics.registry, readiness, status, extra, ...(deps.latestPlan ? { plan: deps.latestPlan } : {}) });
     logger.info({ url: server.url }, 'ops endpoints listening (/metrics /healthz /readyz /status /plan /plan.json)');
     deps.onListening?.(server.url);
   }
@@ -408,4 +446,46 @@ export async function finishSyncRun(
   if (previousRun?.finishedAt) parts.metrics.lastRunTimestampSeconds.set(Date.parse(previousRun.finishedAt) / 1000);
   parts.metrics.recordRun(outcome.result, started, finished);
   await pushRunMetrics(parts.metrics, parts.config, parts.logger);
+}
+
+/** What the issue-22 routes need from the daemon. */
+interface TriggerRouteDeps {
+  token(): string | undefined;
+  unauthorized(): void;
+  trigger(only: string[] | undefined): { status: number; body: unknown };
+  run(id: string): unknown;
+  recordHistory?: (selector: string) => unknown[];
+}
+
+/** POST /sync[?only=SELECTOR...] (bearer token), GET /runs/<id>, GET /records/<selector>/history. */
+function triggerRoutes(deps: TriggerRouteDeps): NonNullable<OpsHandlers['extra']> {
+  const notFound = (path: string) => ({ status: 404, body: { error: { code: 'not_found', message: `no route ${path}` } } });
+  return ({ method, path, query, authorization }) => {
+    if (path === '/sync') {
+      const expected = deps.token();
+      if (expected === undefined) return notFound(path);
+      if (method !== 'POST') return { status: 405, body: { error: { code: 'method_not_allowed', message: 'use POST /sync' } } };
+      const given = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim() ?? '';
+      const a = Buffer.from(given);
+      const b = Buffer.from(expected);
+      if (a.length !== b.length || !timingSafeEqual(a, b)) {
+        deps.unauthorized();
+        return { status: 401, body: { error: { code: 'unauthorized', message: 'a bearer token from daemon.trigger_token_file is required' } } };
+      }
+      const only = query.getAll('only').map((s) => s.trim()).filter((s) => s !== '');
+      return deps.trigger(only.length > 0 ? only : undefined);
+    }
+    if (method !== 'GET') return undefined;
+    const run = /^\/runs\/([^/]+)$/.exec(path);
+    if (run) {
+      const found = deps.run(decodeURIComponent(run[1]!));
+      return found ? { status: 200, body: found } : { status: 404, body: { error: { code: 'no_run', message: `no run ${decodeURIComponent(run[1]!)}` } } };
+    }
+    const rec = /^\/records\/(.+)\/history$/.exec(path);
+    if (rec && deps.recordHistory) {
+      const selector = decodeURIComponent(rec[1]!);
+      return { status: 200, body: { selector, entries: deps.recordHistory(selector) } };
+    }
+    return undefined;
+  };
 }

@@ -81,7 +81,7 @@ export class RunHistory {
   private readonly abandonStmt: Database.Statement;
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly keep = 200,
   ) {
     this.insert = db.prepare('INSERT INTO runs (id, trigger, started_at, result) VALUES (?, ?, ?, \'running\')');
@@ -110,6 +110,12 @@ export class RunHistory {
     const summary = end.summary === undefined ? null : JSON.stringify(redactValue(end.summary));
     this.finishStmt.run(end.finishedAt, end.result, end.exitCode, summary, end.error === undefined ? null : redact(end.error), id);
     this.pruneStmt.run(this.keep);
+  }
+
+  /** One run by id (`GET /runs/<id>`). */
+  get(id: string): RunRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row && toRecord(row);
   }
 
   /** The newest runs, newest first. */

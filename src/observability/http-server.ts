@@ -20,6 +20,11 @@ export interface OpsHandlers {
   status(): unknown;
   /** /plan (HTML report) and /plan.json: the plan of the latest run, rendered; undefined before the first plan. */
   plan?(): { html: string; json: unknown } | undefined;
+  /**
+   * Routes served before the read-only ones (issue 22: POST /sync, GET /runs/<id>, GET /records/<selector>/history);
+   * undefined: not one of them.
+   */
+  extra?(request: { method: string; path: string; query: URLSearchParams; authorization: string | undefined }): { status: number; body: unknown } | undefined;
 }
 
 /** A started listener. */
@@ -59,7 +64,12 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
     });
   });
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const answer = handlers.extra?.({ method: req.method ?? 'GET', path, query: new URL(req.url ?? '/', 'http://x').searchParams, authorization: req.headers.authorization });
+    if (answer) {
+      req.resume();
+      return json(res, answer.status, redactValue(answer.body));
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
       return json(res, 405, { error: { code: 'method_not_allowed', message: `${req.method} is not allowed` } });

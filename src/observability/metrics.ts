@@ -59,6 +59,8 @@ export class OrgsyncMetrics {
   readonly apiRequestsTotal: Counter<'method' | 'route' | 'status'>;
   readonly apiRequestDurationSeconds: Histogram<'method' | 'route'>;
   readonly apiRateLimitedTotal: Counter;
+  /** Issue 22: requests to the daemon's trigger endpoints refused for a missing or wrong bearer token. */
+  readonly triggerUnauthorizedTotal: Counter;
   readonly apiThrottledSecondsTotal: Counter;
   readonly apiRetriesTotal: Counter<'reason'>;
   readonly mirrorWatermarkAgeSeconds: Gauge<'entity'>;
@@ -113,6 +115,7 @@ export class OrgsyncMetrics {
       registers,
     });
     this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: 'Platform API answers 429 (rate limited).', registers });
+    this.triggerUnauthorizedTotal = new Counter({ name: `${p}trigger_unauthorized_total`, help: 'Requests to the daemon\'s trigger endpoints (POST /sync) refused with 401: no or a wrong bearer token.', registers });
     this.apiThrottledSecondsTotal = new Counter({ name: `${p}api_throttled_seconds_total`, help: 'Time spent waiting on pacing and Retry-After.', registers });
     this.apiRetriesTotal = new Counter({ name: `${p}api_retries_total`, help: 'Platform API request retries by reason (rate_limited, server, network, timeout).', labelNames: ['reason'], registers });
     this.mirrorWatermarkAgeSeconds = new Gauge({

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type Database from 'better-sqlite3';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
@@ -31,7 +32,7 @@ import { createRunTrust } from '../../daemon/trust.js';
 import { leaseGate } from '../../daemon/fencing.js';
 import { parseDuration } from '../../config/platform.js';
 import { RunHistory } from '../../mirror/runs.js';
-import { RecordHistory } from '../../mirror/record-history.js';
+import { historyJson, historyKeysFor, RecordHistory } from '../../mirror/record-history.js';
 import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observability/logger.js';
 import type { TerminalLine } from '../../observability/terminal-line.js';
 import { OrgsyncMetrics } from '../../observability/metrics.js';
@@ -282,7 +283,10 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
     // The effective config, for operators at debug level; the logger redacts every secret in it.
     const { meta, ...effective } = config;
     env.logger.debug({ config: effective, file: meta.file, state_db: env.dbPath }, 'config loaded');
-    const runSync: RunSync = async ({ runId, trigger, logger, stopSignal, killSignal }) => runOutcomeOf(await env.run({ mode: 'apply' }, { logger, signal: stopSignal, abort: killSignal, runId, trigger }));
+    const runSync: RunSync = async ({ runId, trigger, logger, stopSignal, killSignal, only }) =>
+      runOutcomeOf(await env.run({ mode: 'apply', ...(only ? { only } : {}) }, { logger, signal: stopSignal, abort: killSignal, runId, trigger }));
+    const tokenFile = config.daemon.trigger_token_file === '' ? undefined : resolveConfigPath(config, config.daemon.trigger_token_file);
+    const records = new RecordHistory(env.db);
     return await runDaemon({
       runSync,
       logger: env.logger,
@@ -304,6 +308,8 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
         return { html: renderPlanHtml(latest.plan, context), json: planToJson(latest.plan, { quarantine: latest.context.quarantine ?? [] }) };
       },
       pendingApprovals: () => env.approvals.open().map(approvalJson),
+      ...(tokenFile ? { triggerToken: () => readTriggerToken(tokenFile, env.logger) } : {}),
+      recordHistory: (selector) => records.entries(historyKeysFor(selector, env.mirror, env.ownership.ownedMembers())).map(historyJson),
     });
   } finally {
     await env.close();
@@ -342,4 +348,19 @@ A second process on the same state DB is refused (exit 1): the lease lock keeps 
         })(),
       );
     });
+}
+
+/**
+ * The trigger token, read from daemon.trigger_token_file at each request (a rotated Secret applies at once). An
+ * unreadable or empty file refuses every trigger (the empty string never matches a token) and is logged.
+ */
+function readTriggerToken(file: string, logger: Logger): string {
+  try {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token === '') logger.error({ file }, 'daemon.trigger_token_file is empty: every trigger is refused');
+    return token === '' ? `\u0000unset:${randomUUID()}` : token;
+  } catch (err) {
+    logger.error({ file, error: (err as NodeJS.ErrnoException).code ?? String(err) }, 'cannot read daemon.trigger_token_file: every trigger is refused');
+    return `\u0000unset:${randomUUID()}`;
+  }
 }

@@ -1,0 +1,113 @@
+/**
+ * Issue 22: the daemon's trigger endpoints. POST /sync (and ?only=SELECTOR) with the bearer token of
+ * daemon.trigger_token_file; none configured: 404; a wrong token: 401, counted; a trigger during a run is queued
+ * once (later triggers join it); the response carries the run id and GET /runs/<id> its result.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStateDb } from '../../src/mirror/db.js';
+import { RunHistory } from '../../src/mirror/runs.js';
+import { OrgsyncMetrics } from '../../src/observability/metrics.js';
+import { runDaemon, type RunContext, type RunOutcome } from '../../src/daemon/daemon.js';
+import { ManualScheduler } from '../../src/daemon/schedule.js';
+import { ManualClock } from '../../src/shared/clock.js';
+import { silentLogger } from '../../src/shared/logger.js';
+
+const TOKEN = 'trigger-token-0123456789';
+
+function start(token: string | undefined) {
+  const shutdown = new AbortController();
+  const metrics = new OrgsyncMetrics({ build: { version: 'test' }, defaultMetrics: false });
+  const runs: { ctx: RunContext; finish(o: RunOutcome): void }[] = [];
+  const waiters: (() => void)[] = [];
+  let url = '';
+  let n = 0;
+  const exit = runDaemon({
+    runSync: (ctx) =>
+      new Promise<RunOutcome>((resolve) => {
+        runs.push({ ctx, finish: resolve });
+        waiters.splice(0).forEach((w) => w());
+      }),
+    logger: silentLogger,
+    metrics,
+    history: new RunHistory(openStateDb(':memory:')),
+    scheduler: new ManualScheduler(30 * 60_000),
+    clock: new ManualClock(Date.UTC(2026, 10, 26, 9)),
+    listen: '127.0.0.1:0',
+    shutdownSignal: shutdown.signal,
+    stateOpen: () => true,
+    info: { syncId: 'orgsync', version: 'test', schedule: '*/30 * * * *', timezone: 'UTC' },
+    onListening: (u) => (url = u),
+    newRunId: () => `run-${++n}`,
+    ...(token !== undefined ? { triggerToken: () => token } : {}),
+    recordHistory: (selector) => [{ selector, op: 'create' }],
+  });
+  const started = async (count: number) => {
+    while (runs.length < count) await new Promise<void>((r) => waiters.push(r));
+    return runs[count - 1]!;
+  };
+  const post = async (path: string, bearer?: string) => {
+    const res = await fetch(`${url}${path}`, { method: 'POST', ...(bearer !== undefined ? { headers: { authorization: `Bearer ${bearer}` } } : {}) });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const get = async (path: string) => {
+    const res = await fetch(`${url}${path}`);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const settle = () => new Promise((r) => setImmediate(r));
+  const stop = async () => {
+    shutdown.abort(new Error('test over'));
+    for (const r of runs) r.finish({ result: 'success', exitCode: 0 });
+    return exit;
+  };
+  return { metrics, runs, started, post, get, settle, stop };
+}
+
+describe('daemon trigger endpoints', () => {
+  let d: ReturnType<typeof start> | undefined;
+  afterEach(async () => {
+    await d?.stop();
+    d = undefined;
+  });
+
+  it('without daemon.trigger_token_file POST /sync answers 404 and starts nothing', async () => {
+    d = start(undefined);
+    const first = await d.started(1);
+    first.finish({ result: 'success', exitCode: 0 });
+    expect((await d.post('/sync', TOKEN)).status).toBe(404);
+    await d.settle();
+    expect(d.runs).toHaveLength(1);
+  });
+
+  it('a wrong or missing token is 401 and counted; the right one starts a run, queued once during a run', async () => {
+    d = start(TOKEN);
+    const first = await d.started(1);
+    first.finish({ result: 'success', exitCode: 0 });
+    await d.settle();
+
+    expect(await d.post('/sync', 'wrong')).toEqual({ status: 401, body: { error: { code: 'unauthorized', message: 'a bearer token from daemon.trigger_token_file is required' } } });
+    expect((await d.post('/sync')).status).toBe(401);
+    expect(await d.metrics.registry.getSingleMetricAsString('orgsync_trigger_unauthorized_total')).toMatch(/^orgsync_trigger_unauthorized_total(\{[^}]*\})? 2$/m);
+    expect(d.runs).toHaveLength(1);
+
+    expect(await d.post('/sync?only=u3', TOKEN)).toEqual({ status: 202, body: { run_id: 'run-2', queued: false } });
+    const second = await d.started(2);
+    expect(second.ctx).toMatchObject({ runId: 'run-2', trigger: 'http', only: ['u3'] });
+    expect((await d.get('/runs/run-2')).body).toMatchObject({ id: 'run-2', trigger: 'http', result: 'running' });
+
+    // During the run: queued once; a second trigger joins the waiting one (not stacked).
+    expect(await d.post('/sync?only=u4', TOKEN)).toEqual({ status: 202, body: { run_id: 'run-3', queued: true } });
+    expect(await d.post('/sync?only=u5&only=u6', TOKEN)).toEqual({ status: 202, body: { run_id: 'run-3', queued: true } });
+    expect((await d.get('/runs/run-3')).body).toEqual({ id: 'run-3', result: 'queued', trigger: 'http' });
+    second.finish({ result: 'success', exitCode: 0, summary: { writes: 1 } });
+    const third = await d.started(3);
+    expect(third.ctx).toMatchObject({ runId: 'run-3', trigger: 'http', only: ['u4', 'u5', 'u6'] });
+    third.finish({ result: 'partial', exitCode: 4 });
+    await d.settle();
+    await d.settle();
+    expect((await d.get('/runs/run-2')).body).toMatchObject({ id: 'run-2', result: 'success', exitCode: 0, summary: { writes: 1 } });
+    expect((await d.get('/runs/run-3')).body).toMatchObject({ id: 'run-3', result: 'partial', exitCode: 4 });
+    expect(d.runs).toHaveLength(3);
+    expect((await d.get('/runs/nope')).status).toBe(404);
+    expect((await d.get('/records/ann%40acme.test/history')).body).toEqual({ selector: 'ann@acme.test', entries: [{ selector: 'ann@acme.test', op: 'create' }] });
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * Issue 22 end to end: `orgsync daemon` against the emulator with daemon.trigger_token_file: POST /sync?only=u3
+ * writes only that record (requests counted at the emulator), GET /runs/<id> gives its result and
+ * GET /records/u3/history the recorded write.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { daemonMain } from '../../src/cli/commands/daemon.js';
+import { loadConfig } from '../../src/config/load.js';
+import { ManualScheduler } from '../../src/daemon/schedule.js';
+import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
+import { captureContext, until } from '../daemon/support.js';
+import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
+import { ADMIN, org } from './harness.js';
+
+describe('daemon POST /sync?only= against the emulator', () => {
+  let emulator: TestEmulator | undefined;
+  let dir = '';
+  let stop: (() => Promise<number>) | undefined;
+  afterEach(async () => {
+    await stop?.();
+    await emulator?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a triggered selection writes only the selected record; its run and the record history are served', async () => {
+    emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
+    const em = emulator;
+    dir = mkdtempSync(join(tmpdir(), 'orgsync-trigger-'));
+    writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }));
+    writeFileSync(join(dir, 'trigger.token'), 'tok-abcdef-123456\n');
+    const file = writeCsvConfig(dir, { baseUrl: em.url, apiKey: TEST_KEYS.acmeRw, extra: 'metrics:\n  listen: 127.0.0.1:0\ndaemon:\n  trigger_token_file: trigger.token\n' });
+    const cap = captureContext();
+    let url = '';
+    const exit = daemonMain(loadConfig(file, {}), cap.ctx, '127.0.0.1:0', { scheduler: new ManualScheduler(30 * 60_000), onListening: (u) => (url = u) });
+    stop = async () => {
+      cap.shutdown.abort(new Error('test over'));
+      return exit;
+    };
+    await until('the listener', () => (url ? true : undefined));
+    await until('the start run', async () => {
+      const s = (await (await fetch(`${url}/status`)).json()) as { runs: { result: string }[] };
+      return s.runs.length === 1 && s.runs[0]!.result !== 'running' ? true : undefined;
+    });
+    writeCsvOrg(dir, org({ departments: [['eng', 'Engineering'], ['ops', 'Ops']], members: [['u1', 'Ann Changed', 'ann@acme.test', 'eng'], ['u3', 'Nina New', 'nina@acme.test', 'ops']] }));
+    await em.request('DELETE', '/_emulator/requests', { token: ADMIN });
+
+    const res = await fetch(`${url}/sync?only=${encodeURIComponent('nina@acme.test')}`, { method: 'POST', headers: { authorization: 'Bearer tok-abcdef-123456' } });
+    expect(res.status).toBe(202);
+    const { run_id: runId } = (await res.json()) as { run_id: string };
+    const run = await until('the triggered run', async () => {
+      const r = (await (await fetch(`${url}/runs/${runId}`)).json()) as { result: string; trigger: string };
+      return r.result !== 'running' ? r : undefined;
+    });
+    expect(run).toMatchObject({ id: runId, trigger: 'http', result: 'success' });
+    const counts = (await em.request('GET', '/_emulator/requests', { token: ADMIN })).body.requests as { method: string; route: string; count: number }[];
+    expect(counts.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.route} ${c.count}`).sort()).toEqual(['POST /api/external/v1/org/departments 1', 'POST /api/external/v1/org/members 1']);
+    const history = (await (await fetch(`${url}/records/u3/history`)).json()) as { entries: { op: string; run_id: string; trigger: string; fields: Record<string, { new: string }> }[] };
+    expect(history.entries).toEqual([expect.objectContaining({ op: 'create', run_id: runId, trigger: 'http' })]);
+    expect(history.entries[0]!.fields.email!.new).toBe('n***@acme.test');
+    expect((await fetch(`${url}/sync`, { method: 'POST', headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+  });
+});
