@@ -72,6 +72,7 @@ Examples:
     .description('List the approvals of this sync, newest first: digest, guard, status (pending, approved, used, superseded), when, and the refusal.')
     .requiredOption('-c, --config <file>', 'config file (YAML); its state.path names the state DB')
     .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
+    .addHelpText('after', '\nExamples:\n  $ orgsync approvals list --config orgsync.yaml')
     .action((opts: { config: string; output: 'text' | 'json' }) => {
       setResult(
         (async () => {
@@ -93,6 +94,7 @@ Examples:
     .argument('<digest>', 'the digest the refusal printed (sha256: + 12 hex)')
     .requiredOption('-c, --config <file>', 'config file (YAML); its state.path names the state DB')
     .addOption(new Option('-o, --output <format>', 'text, json or html').choices(['text', 'json', 'html']).default('text'))
+    .addHelpText('after', '\nExamples:\n  $ orgsync approvals show sha256:4f1c2a9b7e0d --config orgsync.yaml --output html > review.html')
     .action((digest: string, opts: { config: string; output: 'text' | 'json' | 'html' }) => {
       setResult(
         (async () => {
@@ -120,6 +122,9 @@ Examples:
     .addHelpText(
       'after',
       `
+Examples:
+  $ orgsync approvals approve sha256:4f1c2a9b7e0d --config orgsync.yaml
+
 Exit codes: 0 approved, 1 no such approval, it was used or superseded already, or another process holds the lease,
 2 config or usage error.`,
     )
