@@ -15,7 +15,7 @@ describe.skipIf(!bin)('chart alert rules through promtool', () => {
 
   it('promtool check rules accepts them', () => {
     const r = promtool(bin!, ['check', 'rules', join(dir, 'alerts.rendered.yaml')]);
-    expect(r.output).toContain('SUCCESS: 6 rules found');
+    expect(r.output).toContain('SUCCESS: 7 rules found');
     expect(r.status).toBe(0);
   });
 

@@ -124,7 +124,7 @@ describe('helm/orgsync chart (static checks; test/helm/render.test.ts renders it
     it('alerts', () => {
       const rules = parse(renderAlerts(values())) as { groups: { rules: { alert: string; expr: string }[] }[] };
       const alerts = rules.groups.flatMap((g) => g.rules);
-      expect(alerts.map((a) => a.alert)).toEqual(['OrgsyncSyncFailing', 'OrgsyncNoRecentSuccess', 'OrgsyncDeleteThresholdTripped', 'OrgsyncQuarantineGrowing', 'OrgsyncRateLimitedOften', 'OrgsyncRecordsBlocked']);
+      expect(alerts.map((a) => a.alert)).toEqual(['OrgsyncSyncFailing', 'OrgsyncNoRecentSuccess', 'OrgsyncDeleteThresholdTripped', 'OrgsyncQuarantineGrowing', 'OrgsyncRateLimitedOften', 'OrgsyncRecordsBlocked', 'OrgsyncApprovalPending']);
       const names = new Set(alerts.flatMap((a) => [...a.expr.matchAll(/\borgsync_[a-z_]+/g)].map((m) => m[0])));
       expect([...names].filter((n) => !exported.has(n))).toEqual([]);
     });

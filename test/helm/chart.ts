@@ -159,6 +159,7 @@ export function valuesSchema(): Record<string, unknown> {
           failingFor: { type: 'string', pattern: '^[0-9]+(s|m|h)$', description: 'for: of OrgsyncSyncFailing.' },
           quarantineGrowth: int('Records of quarantine growth within an hour tolerated.'),
           rateLimitedThreshold: int('429s within 15 minutes tolerated.'),
+          pendingApprovalAfter: int('Seconds a refused plan may wait for approval before OrgsyncApprovalPending.', 1),
         }),
         dashboard: strict('Grafana dashboard ConfigMap.', { enabled: bool('Create it.'), labels: obj('Labels the Grafana sidecar selects on.'), annotations: obj('Annotations (e.g. grafana_folder).') }),
       },

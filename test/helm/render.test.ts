@@ -222,6 +222,11 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     for (const [k, v] of Object.entries(service.spec.selector)) expect(podMeta(deploy).labels[k]).toBe(v);
     expect(service.spec.ports.map((p: Any) => p.name)).toContain(monitor.spec.endpoints[0].port);
     expect(podSpec(deploy).containers[0].ports).toEqual([{ name: 'metrics', containerPort: service.spec.ports[0].port, protocol: 'TCP' }]);
+    // The daemon's ops listener (/metrics, /status, /plan, /plan.json) is on that port, so /plan is reachable through the Service.
+    const dataKeys = ofKind(objects, 'ConfigMap').filter((c: Any) => c.data?.['orgsync.yaml']);
+    const listen = String((parse(dataKeys[0].data['orgsync.yaml'] as string) as Any).metrics.listen);
+    expect(Number(listen.slice(listen.lastIndexOf(':') + 1))).toBe(service.spec.ports[0].port);
+    expect(service.spec.ports[0].targetPort).toBe('metrics');
     expect(volume(deploy, 'state')).toEqual({ name: 'state', persistentVolumeClaim: { claimName: 'orgsync' } });
     expect(one(objects, 'PersistentVolumeClaim').metadata.name).toBe('orgsync');
   });
