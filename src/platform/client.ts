@@ -242,7 +242,7 @@ export class PlatformClient implements OrgPlatformPort {
 
   /** One HTTP attempt, mapped to a value or a PlatformError. */
   private async attempt(spec: RequestSpec, schema: z.ZodType | undefined, signal: AbortSignal | undefined): Promise<unknown> {
-    const target: RequestTarget = { method: spec.method, route: spec.route };
+    const target: RequestTarget = { method: spec.method, route: spec.route, url: this.origin + this.basePath + spec.path };
     const headers: Record<string, string> = { ...this.headers };
     let body: string | undefined;
     if (spec.body !== undefined) {

@@ -2,6 +2,7 @@
  * Typed errors of the platform client. Both error shapes of the spec are parsed here:
  * shape 1 (envelope: success=false, numeric code 4010/4030/4040) and shape 2 ({ error: { code, message }, meta }).
  */
+import { redactUrl } from '../shared/redact.js';
 
 /** What went wrong, as a closed set the applier and the daemon can switch on. */
 export type PlatformErrorKind =
@@ -22,6 +23,8 @@ export interface RequestTarget {
   method: string;
   /** e.g. `/org/members/{account_id}`. */
   route: string;
+  /** The full URL requested, without its query (for messages; shown through `redactUrl`). */
+  url?: string;
 }
 
 /** Constructor fields of a PlatformError. */
@@ -48,6 +51,7 @@ export class PlatformError extends Error {
   readonly method: string;
   readonly route: string;
   readonly requestId: string | undefined;
+  readonly url: string | undefined;
 
   constructor(init: PlatformErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -59,6 +63,7 @@ export class PlatformError extends Error {
     this.method = init.method;
     this.route = init.route;
     this.requestId = init.requestId;
+    this.url = init.url;
   }
 }
 
@@ -98,6 +103,15 @@ const CLASSES: Record<PlatformErrorKind, new (init: PlatformErrorInit) => Platfo
   timeout: TimeoutError,
   invalid_response: InvalidResponseError,
 };
+
+/** True when a TLS handshake met a server that answered in plain text (OpenSSL's "wrong version number"). */
+export function isNotTls(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (let cur = e, depth = 0; cur && depth < 4; cur = cur.cause as typeof e, depth++) {
+    if (cur.code === 'ERR_SSL_WRONG_VERSION_NUMBER' || (typeof cur.message === 'string' && /wrong version number/i.test(cur.message))) return true;
+  }
+  return false;
+}
 
 /** Every kind, in the order of the README's table. */
 export const PLATFORM_ERROR_KINDS = Object.keys(CLASSES) as PlatformErrorKind[];
@@ -182,5 +196,13 @@ export function describePlatformError(err: PlatformError): string {
     return `the platform credential lacks the scope ${scope} (${err.message})`;
   }
   if (err.kind === 'unauthorized') return `the platform rejected the credential (${err.message})`;
+  const url = err.url === undefined ? undefined : redactUrl(err.url);
+  // A 404 on reading a collection (no id in the route) is no missing record: the URL does not reach the tenant API.
+  if (url !== undefined && err.kind === 'not_found' && err.method === 'GET' && !err.route.includes('{')) {
+    return `platform request failed: ${err.method} ${url}: ${err.status}: check platform.base_url (it should point at the tenant API root)`;
+  }
+  if (url !== undefined && err.kind === 'network' && isNotTls(err)) {
+    return `platform request failed: ${err.method} ${url}: the server does not speak TLS: is platform.base_url https:// where it should be http://?`;
+  }
   return `platform request failed: ${err.message}`;
 }

@@ -4,8 +4,10 @@
  * command's help has an example.
  */
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { captureContext, repoRoot } from '../daemon/support.js';
 import { tempDir } from '../helpers/temp.js';
@@ -145,5 +147,48 @@ describe('config messages name the cause and the setting', () => {
     const r = await cli(['mirror', 'refresh', '--config', cfg]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`orgsync: cannot open state DB ${join(dir, 'afile/state.db')}: ${join(dir, 'afile')} is not a folder (EEXIST); set state.path to a file in a folder this process can write\n`);
+  });
+});
+
+describe('platform messages name the URL and platform.base_url', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    if (server) await new Promise<void>((done) => server!.close(() => done()));
+    server = undefined;
+  });
+
+  /** A plain-HTTP loopback server that answers every request with `status` (no emulator: a wrong URL). */
+  async function plainServer(status: number): Promise<string> {
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(status, { 'content-type': 'text/plain' }).end('not here');
+    });
+    await new Promise<void>((done) => server!.listen(0, '127.0.0.1', done));
+    return `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  function config(baseUrl: string): string {
+    const dir = tempDir('orgsync-msg-');
+    const cfg = join(dir, 'c.yaml');
+    writeFileSync(cfg, `platform:\n  base_url: ${baseUrl}\n  api_key: ek_a_b\n  max_attempts: 1\n  max_retry_time_ms: 0\nstate:\n  path: state.db\nsources: []\n`);
+    return cfg;
+  }
+
+  it('a base_url that answers 404 on a collection names the full URL (no userinfo, no query) and platform.base_url', async () => {
+    const host = await plainServer(404);
+    const r = await cli(['mirror', 'refresh', '--config', config(`http://user:pw@${host}/wrong?k=v`)]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toBe(
+      `orgsync: platform request failed: GET http://${host}/wrong/api/external/v1/org/positions: 404: check platform.base_url (it should point at the tenant API root)\n`,
+    );
+  });
+
+  it('https:// against a plain-HTTP server says the server does not speak TLS', async () => {
+    const host = await plainServer(200);
+    const r = await cli(['mirror', 'refresh', '--config', config(`https://${host}`)]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toBe(
+      `orgsync: platform request failed: GET https://${host}/api/external/v1/org/positions: the server does not speak TLS: is platform.base_url https:// where it should be http://?\n`,
+    );
   });
 });
