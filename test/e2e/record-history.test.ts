@@ -126,11 +126,18 @@ describe('orgsync history and explain', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--since "soon": expected a duration such as 24h, 7d or 90m');
 
+    // A saved plan applied with `orgsync apply` is recorded too, under trigger apply.
+    writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }), { u1: 'Distinguished Engineer' });
+    expect((await cli('plan', '--config', config, '--out', join(dir, 'plan.json'))).code).toBe(0);
+    expect((await cli('apply', join(dir, 'plan.json'), '--config', config)).code).toBe(0);
+    const applied = JSON.parse((await cli('history', '--config', config, 'u1', '--output', 'json')).stdout);
+    expect(applied.entries[0]).toMatchObject({ trigger: 'apply', op: 'update', fields: { title: { old: 'Principal Engineer', new: 'Distinguished Engineer' } } });
+
     const explain = await cli('explain', '--config', config, 'u1');
     expect(explain.code).toBe(0);
     const tail = explain.stdout.slice(explain.stdout.indexOf('history of members u1 (last 3, newest first):'));
     expect(tail.split('\n').filter((l) => /^ {2}\d{4}-/.test(l))).toHaveLength(3);
-    expect(tail).toContain('title "Staff Engineer" -> "Principal Engineer"');
+    expect(tail).toContain('title "Principal Engineer" -> "Distinguished Engineer"');
     expect(tail).not.toContain('create applied');
   });
 });

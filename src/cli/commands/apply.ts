@@ -3,6 +3,9 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import { finishSyncRun } from '../../daemon/daemon.js';
+import { combineObservers } from '../../daemon/run-once.js';
+import type { ChangeResult } from '../../applier/index.js';
+import { RecordHistory } from '../../mirror/record-history.js';
 import { applySavedPlan } from '../../daemon/saved-plan.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { readDesiredState } from '../../sources/index.js';
@@ -40,6 +43,9 @@ Examples:
           const config = loadConfig(opts.config, ctx.env);
           const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: ctx.isTTY });
           const progress = createProgressReporter({ tty: ctx.isTTY, stream: ctx.stderr, logger: env.logger });
+          // Issue 22: the plan's writes go into the per-record history under this run's id (trigger apply).
+          const runId = randomUUID();
+          const writes: ChangeResult[] = [];
           try {
             const summary = await applySavedPlan(
               {
@@ -52,14 +58,19 @@ Examples:
                 clock: env.clock,
                 readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, ...(signal ? { signal } : {}) }),
                 signal: ctx.shutdownSignal,
-                observer: progress.observer,
+                observer: combineObservers(progress.observer, { onChangeResult: (r) => writes.push(r) })!,
                 callStats: env.callStats,
               },
               file,
             );
             progress.stop();
             // Like a sync: a run-history row (trigger apply), the run metrics, and a Pushgateway push when configured.
-            await finishSyncRun(env, summary, randomUUID(), 'apply');
+            try {
+              new RecordHistory(env.db).recordResults(writes, { runId, trigger: 'apply', at: env.clock.now() });
+            } catch (err) {
+              env.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not record the writes in the record history');
+            }
+            await finishSyncRun(env, summary, runId, 'apply');
             if (summary.exitCode === EXIT.FAILED && summary.error) ctx.stderr.write(`orgsync: ${summary.error}\n`);
             ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(syncSummaryJson(summary), null, 2)}\n` : renderSyncSummary(summary));
             return summary.exitCode;
