@@ -12,4 +12,13 @@ export interface CliContext {
 }
 
 /** A command's action result: the exit code (undefined = 0). */
-export type CommandResult = number | void;
+export type CommandResult = number | void | ServiceStopped;
+
+/**
+ * What a service command (the emulator) returns when SIGTERM/SIGINT was its ordinary way to end: it exits with
+ * `exitCode`, not the 130/143 that a sync or daemon stopped in mid-work reports.
+ */
+export interface ServiceStopped {
+  exitCode: number;
+  stoppedBySignalAsPlanned: true;
+}

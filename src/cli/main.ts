@@ -100,6 +100,7 @@ export async function main(argv: string[], outerCtx: CliContext): Promise<number
   try {
     await program.parseAsync(argv, { from: 'user' });
     const code = pending ? await pending : EXIT.OK;
+    if (typeof code === 'object') return code.exitCode;
     return bySignal(typeof code === 'number' ? code : EXIT.OK);
   } catch (err) {
     if (ctx.shutdownSignal.aborted && signalExitCode(ctx.shutdownSignal.reason) !== undefined) {

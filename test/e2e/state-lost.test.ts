@@ -35,7 +35,7 @@ const TREE = org({
 /** HR meanwhile: Bob is promoted, Eve left. */
 const LATER: DesiredState = { ...TREE, members: TREE.members.filter((m) => m.source_id !== 'u5') };
 const REFUSAL =
-  /^orgsync: the state DB has no record of earlier runs of sync\.id "hr-sync", but the platform already holds 2 departments and 1 position managed by it: the state DB was lost or recreated\. Member ownership, grace counters and source baselines live in the state DB, .* Either restore a backup \(orgsync state restore FILE\), or re-take ownership of the members whose third_user_id equals a source id \(orgsync adopt --match third-id --entity members\); then run again$/m;
+  /^orgsync: the state DB has no record of earlier runs of sync\.id "hr-sync", but the platform already holds 2 departments and 1 position managed by it: the state DB was lost or recreated\. Member ownership, grace counters and source baselines live in the state DB, .* Either restore a backup \(orgsync state restore FILE\), or re-take ownership of the members whose third_user_id equals a source id \(orgsync adopt --match third-id --entity members\); then run again(?:; the plan is saved as pending approval sha256:[0-9a-f]{12} .*)?$/m;
 
 let emulator: TestEmulator;
 let dir: string;

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { createLogger, wantsPretty } from '../../observability/logger.js';
-import { OrgsyncError } from '../../shared/errors.js';
+import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openEmulatorDoor, type RunningEmulatorHandle } from '../emulator-door.js';
 
@@ -77,4 +77,6 @@ async function runEmulator(flags: EmulatorFlags, ctx: CliContext): Promise<Comma
     await new Promise<void>((resolve) => ctx.shutdownSignal.addEventListener('abort', () => resolve(), { once: true }));
   }
   await running.close();
+  // A signal is how the emulator is meant to stop: exit 0, as before the sync's 130/143 rule.
+  return { exitCode: EXIT.OK, stoppedBySignalAsPlanned: true };
 }
