@@ -3,6 +3,7 @@
  * shape 1 (envelope: success=false, numeric code 4010/4030/4040) and shape 2 ({ error: { code, message }, meta }).
  */
 import { redactUrl } from '../shared/redact.js';
+import { isNotTls } from '../shared/tls.js';
 
 /** What went wrong, as a closed set the applier and the daemon can switch on. */
 export type PlatformErrorKind =
@@ -103,15 +104,6 @@ const CLASSES: Record<PlatformErrorKind, new (init: PlatformErrorInit) => Platfo
   timeout: TimeoutError,
   invalid_response: InvalidResponseError,
 };
-
-/** True when a TLS handshake met a server that answered in plain text (OpenSSL's "wrong version number"). */
-export function isNotTls(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
-  for (let cur = e, depth = 0; cur && depth < 4; cur = cur.cause as typeof e, depth++) {
-    if (cur.code === 'ERR_SSL_WRONG_VERSION_NUMBER' || (typeof cur.message === 'string' && /wrong version number/i.test(cur.message))) return true;
-  }
-  return false;
-}
 
 /** Every kind, in the order of the README's table. */
 export const PLATFORM_ERROR_KINDS = Object.keys(CLASSES) as PlatformErrorKind[];

@@ -150,18 +150,19 @@ describe('config messages name the cause and the setting', () => {
   });
 });
 
-describe('platform messages name the URL and platform.base_url', () => {
+describe('platform and HRIS messages name the URL and the setting to change', () => {
   let server: Server | undefined;
   afterEach(async () => {
+    server?.closeAllConnections();
     if (server) await new Promise<void>((done) => server!.close(() => done()));
     server = undefined;
   });
 
-  /** A plain-HTTP loopback server that answers every request with `status` (no emulator: a wrong URL). */
+  /** A plain-HTTP loopback server that answers every request with `status` (no emulator: a wrong URL); 0: never answers. */
   async function plainServer(status: number): Promise<string> {
     server = createServer((req, res) => {
       req.resume();
-      res.writeHead(status, { 'content-type': 'text/plain' }).end('not here');
+      if (status !== 0) res.writeHead(status, { 'content-type': 'text/plain' }).end('not here');
     });
     await new Promise<void>((done) => server!.listen(0, '127.0.0.1', done));
     return `127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -181,6 +182,33 @@ describe('platform messages name the URL and platform.base_url', () => {
     expect(r.stderr).toBe(
       `orgsync: platform request failed: GET http://${host}/wrong/api/external/v1/org/positions: 404: check platform.base_url (it should point at the tenant API root)\n`,
     );
+  });
+
+  function hrisConfig(url: string): string {
+    const dir = tempDir('orgsync-msg-');
+    const cfg = join(dir, 'c.yaml');
+    writeFileSync(
+      cfg,
+      'platform:\n  base_url: http://127.0.0.1:1\nsources:\n' +
+        `  - name: hr\n    type: hris-json\n    timeout_ms: 200\n    max_attempts: 1\n    members:\n      url: ${url}\n      items_path: data\n      fields: { id: id, display_name: n }\n`,
+    );
+    return cfg;
+  }
+
+  it('an HRIS that does not answer in time: the URL (redacted), the time waited and timeout_ms', async () => {
+    const host = await plainServer(0);
+    const r = await cli(['sources', 'check', '--config', hrisConfig(`http://${host}/v1/people?key=s3cret`)]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toBe(
+      `orgsync: source "hr": members: GET http://${host}/v1/people?key=[redacted]: no answer within 200 ms (UND_ERR_HEADERS_TIMEOUT): raise this source's timeout_ms if the HRIS is this slow\n`,
+    );
+  });
+
+  it('an HRIS url with https:// on a plain-HTTP server says the server does not speak TLS', async () => {
+    const host = await plainServer(200);
+    const r = await cli(['sources', 'check', '--config', hrisConfig(`https://${host}/v1/people`)]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toBe(`orgsync: source "hr": members: GET https://${host}/v1/people: the server does not speak TLS: is members.url https:// where it should be http://?\n`);
   });
 
   it('https:// against a plain-HTTP server says the server does not speak TLS', async () => {

@@ -9,6 +9,7 @@
  */
 import { request } from 'undici';
 import { redactUrl } from '../../shared/redact.js';
+import { isNotTls } from '../../shared/tls.js';
 import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
 import type { AuthProvider } from './auth.js';
 
@@ -26,6 +27,18 @@ const RETRYABLE = new Set([429, 500, 502, 503, 504]);
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|key|token|secret|auth|password/i;
+
+/** What a request waited for when undici gave up, by its timeout code. */
+const WAITED_FOR: Record<string, string> = { UND_ERR_HEADERS_TIMEOUT: 'no answer', UND_ERR_BODY_TIMEOUT: 'no end of the body' };
+
+/** The end of a message for a request that got no answer: a timeout and plain HTTP under https:// name the setting. */
+function transportFailure(err: unknown, entity: string, timeoutMs: number): string {
+  const code = (err as { code?: string }).code;
+  const waited = code === undefined ? undefined : WAITED_FOR[code];
+  if (waited !== undefined) return `: ${waited} within ${timeoutMs} ms (${code}): raise this source's timeout_ms if the HRIS is this slow`;
+  if (isNotTls(err)) return `: the server does not speak TLS: is ${entity}.url https:// where it should be http://?`;
+  return ` failed: ${code ?? (err as Error).message}`;
+}
 
 /** The headers of this source that may go to another origin. */
 export function headersForOtherOrigin(headers: Record<string, string>): Record<string, string> {
@@ -99,8 +112,7 @@ export class HttpPageReader {
           await ctx.clock.sleep(backoff(attempt), ctx.signal);
           continue;
         }
-        const code = (err as { code?: string }).code;
-        throw sourceUnreadable(source.name, `${entity}: ${method} ${where} failed: ${code ?? (err as Error).message}`, err);
+        throw sourceUnreadable(source.name, `${entity}: ${method} ${where}${transportFailure(err, entity, source.timeout_ms)}`, err);
       }
       if (status >= 200 && status < 300) return { text, url };
       if (REDIRECTS.has(status)) {
