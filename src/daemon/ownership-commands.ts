@@ -7,6 +7,7 @@
  * - release: give owned records up. Members: the ownership record is deleted. Departments and positions:
  *   metadata.managed_by is removed. Nothing on the platform is deleted, and the sync no longer patches or removes them.
  */
+import { RecordHistory } from '../mirror/record-history.js';
 import { parseDuration } from '../config/platform.js';
 import type { DesiredMember, DesiredState, EntityKind, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
@@ -164,6 +165,16 @@ export async function runOwnershipCommand(deps: OwnershipCommandDeps & { history
     const byEntity = { members: 0, departments: 0, positions: 0 };
     for (const a of done) byEntity[a.entity] += 1;
     const summary = { result: error ? 'failed' : kind === 'adopt' ? 'adopted' : 'released', [kind === 'adopt' ? 'adopted' : 'released']: byEntity, writes: done.length, planned: actions.length, ...(error ? { error } : {}) };
+    try {
+      // Issue 22: each adoption or release in the per-record history, under the command's run id.
+      const records = new RecordHistory(deps.history.database);
+      for (const a of done) {
+        const managed: Record<string, { old: string | null; new: string | null }> = a.entity === 'members' ? {} : { 'metadata.managed_by': a.kind === 'adopt' ? { old: null, new: deps.config.sync.id } : { old: deps.config.sync.id, new: null } };
+        records.recordEntry({ at: deps.clock.now(), entity: a.entity, sourceId: a.thirdId, platformId: a.platformId, runId: deps.runId, trigger: kind, op: a.kind, description: `${a.kind} ${a.entity} ${a.label}: ${a.detail}`, fields: managed, result: a.kind === 'adopt' ? 'adopted' : 'released', message: null });
+      }
+    } catch (err) {
+      deps.logger.warn({ error: oneLine(err) }, 'could not record the command in the record history');
+    }
     try {
       deps.history.finish(deps.runId, { finishedAt: deps.clock.now(), result: error ? 'failed' : 'success', exitCode: error ? EXIT.FAILED : EXIT.OK, summary, ...(error ? { error } : {}) });
     } catch (err) {

@@ -138,6 +138,24 @@ export class RecordHistory {
     return rows.length;
   }
 
+  /** Records one write made outside a plan (`orgsync adopt`, `orgsync release`); descriptions are masked. */
+  recordEntry(e: Omit<RecordHistoryEntry, 'at' | 'approvalDigest'> & { at: number }): void {
+    this.insertStmt.run({
+      at: e.at,
+      entity: e.entity,
+      source_id: e.sourceId,
+      platform_id: e.platformId,
+      run_id: e.runId,
+      trigger: e.trigger,
+      op: e.op,
+      description: maskContactsIn(redact(e.description)),
+      fields: JSON.stringify(e.fields),
+      result: e.result,
+      message: e.message === null ? null : maskContactsIn(redact(e.message)),
+      approval_digest: null,
+    });
+  }
+
   /** Entries of a record, newest first; `since` (ms epoch) keeps only later ones; `limit` caps the count. */
   entries(keys: HistoryKeys, options: { since?: number; limit?: number } = {}): RecordHistoryEntry[] {
     const conds: string[] = [];

@@ -112,6 +112,11 @@ export class RunHistory {
     this.pruneStmt.run(this.keep);
   }
 
+  /** The state DB these runs live in (other stores of the same run write beside them). */
+  get database(): Database.Database {
+    return this.db;
+  }
+
   /** One run by id (`GET /runs/<id>`). */
   get(id: string): RunRecord | undefined {
     const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;

@@ -140,4 +140,22 @@ describe('orgsync history and explain', () => {
     expect(tail).toContain('title "Principal Engineer" -> "Distinguished Engineer"');
     expect(tail).not.toContain('create applied');
   });
+
+  it('orgsync adopt and orgsync release are recorded under their own run and trigger', async () => {
+    emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
+    dir = mkdtempSync(join(tmpdir(), 'orgsync-history-'));
+    const config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
+    writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }));
+    expect((await cli('sync', '--config', config)).code).toBe(0);
+    await emulator.request('POST', '/api/external/v1/org/members', { token: TEST_KEYS.acmeRw, body: { display_name: 'Cid Moe', email: 'cid@acme.test' } });
+    writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng'], ['u3', 'Cid Moe', 'cid@acme.test']] }));
+    expect((await cli('adopt', '--config', config, '--match', 'email')).code).toBe(0);
+    expect((await cli('release', '--config', config, 'eng', '--entity', 'departments')).code).toBe(0);
+    const cid = JSON.parse((await cli('history', '--config', config, 'cid@acme.test', '--output', 'json')).stdout);
+    expect(cid.entries).toEqual([expect.objectContaining({ entity: 'members', source_id: 'u3', op: 'adopt', trigger: 'adopt', result: 'adopted' })]);
+    expect(JSON.stringify(cid.entries)).not.toContain('cid@acme.test');
+    const eng = JSON.parse((await cli('history', '--config', config, 'eng', '--output', 'json')).stdout);
+    expect(eng.entries.map((e: { op: string; trigger: string }) => `${e.op} ${e.trigger}`)).toEqual(['release release', 'create once']);
+    expect(eng.entries[0].fields).toEqual({ 'metadata.managed_by': { old: 'hr-sync', new: null } });
+  });
 });
