@@ -61,8 +61,9 @@ async function connect(source: LdapSourceConfig, ctx: SourceReadContext): Promis
   const tls: ConnectionOptions = { rejectUnauthorized: true, host };
   const serverName = source.tls_server_name ?? (isIP(host) ? undefined : host);
   if (serverName) tls.servername = serverName;
+  const caPath = source.ca_file ? ctx.resolvePath(source.ca_file) : undefined;
   if (source.ca_file) {
-    const path = ctx.resolvePath(source.ca_file);
+    const path = caPath!;
     try {
       tls.ca = [await readFile(path)];
     } catch (err) {
@@ -75,7 +76,7 @@ async function connect(source: LdapSourceConfig, ctx: SourceReadContext): Promis
     if (source.start_tls && !secure) await client.startTLS(tls);
   } catch (err) {
     await client.unbind().catch(() => {});
-    throw sourceUnreadable(source.name, `StartTLS with ${source.url} failed: ${describeError(err)}`, err);
+    throw sourceUnreadable(source.name, `StartTLS with ${source.url} failed: ${describeError(err)}${caHint(err, caPath)}`, err);
   }
   if (source.bind_dn) {
     try {
@@ -84,10 +85,22 @@ async function connect(source: LdapSourceConfig, ctx: SourceReadContext): Promis
       await client.unbind().catch(() => {});
       const connectish = (err as { code?: unknown }).code;
       const what = typeof connectish === 'string' ? `cannot connect to ${source.url}` : `bind as ${source.bind_dn} failed`;
-      throw sourceUnreadable(source.name, `${what}: ${describeError(err)}`, err);
+      throw sourceUnreadable(source.name, `${what}: ${describeError(err)}${caHint(err, caPath)}`, err);
     }
   }
   return client;
+}
+
+/** node:tls codes of a server certificate that no trusted CA signed. */
+const UNTRUSTED_CA_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'DEPTH_ZERO_SELF_SIGNED_CERT']);
+
+/** For a certificate no trusted CA signed: which CA was trusted, and ca_file as the setting to change. */
+function caHint(err: unknown, caPath: string | undefined): string {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !UNTRUSTED_CA_CODES.has(code)) return '';
+  return caPath
+    ? `; the server's certificate is not signed by the CA in ca_file ${caPath}: set ca_file to the PEM of the CA that signed it`
+    : `; the server's certificate is not signed by a CA this system trusts: set ca_file to the PEM of the CA that signed it`;
 }
 
 function describeError(err: unknown): string {
