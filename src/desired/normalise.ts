@@ -4,6 +4,8 @@
  */
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import type { DesiredMemberStatus } from '../domain/desired.js';
+import type { PhoneCache } from './phone/cache.js';
+import { fastE164 } from './phone/fast-path.js';
 
 /** Longest accepted name, display name or title. */
 export const MAX_NAME_LENGTH = 255;
@@ -48,15 +50,30 @@ export function normaliseEmail(raw: string): { value: string } | Problem {
   return { value };
 }
 
-/** Converts a phone number to E.164; national numbers need `region`. */
-export function normalisePhone(raw: string, region: string | undefined): { value: string } | Problem {
-  const text = raw.trim();
-  const parsed = parsePhoneNumberFromString(text, region as CountryCode | undefined);
-  if (!parsed || !parsed.isValid()) {
-    const hint = text.startsWith('+') || region ? '' : ' (no country code and no phone_region)';
+/**
+ * Converts a phone number to E.164; national numbers need `region`. Plain shapes take the fast path (same verdict
+ * as libphonenumber-js, see phone/fast-path.ts); a `cache` (phone/cache.ts) answers values seen before without
+ * either, and remembers new ones, invalid ones included.
+ */
+export function normalisePhone(raw: string, region: string | undefined, cache?: PhoneCache): { value: string } | Problem {
+  let e164 = cache?.lookup(raw, region);
+  if (e164 === undefined) {
+    e164 = phoneE164(raw.trim(), region);
+    cache?.remember(raw, region, e164);
+  }
+  if (e164 === null) {
+    const hint = raw.trim().startsWith('+') || region ? '' : ' (no country code and no phone_region)';
     return { reason: 'invalid_phone', message: `invalid phone "${clip(raw)}"${hint}` };
   }
-  return { value: parsed.number };
+  return { value: e164 };
+}
+
+/** The E.164 form of a trimmed phone text, null when it is not a valid number. */
+function phoneE164(text: string, region: string | undefined): string | null {
+  const fast = fastE164(text, region);
+  if (fast !== undefined) return fast;
+  const parsed = parsePhoneNumberFromString(text, region as CountryCode | undefined);
+  return parsed && parsed.isValid() ? parsed.number : null;
 }
 
 const CANONICAL: Record<string, DesiredMemberStatus> = { active: 'active', suspended: 'suspended', left: 'left' };

@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import type { SourceConfig } from '../config/sources.js';
 import { resolveConfigPath } from '../config/load.js';
 import type { DesiredState } from '../domain/desired.js';
-import { buildDesiredState, type SourceBatch } from '../desired/index.js';
+import { buildDesiredState, type PhoneCache, type SourceBatch } from '../desired/index.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { isOrgsyncError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -27,6 +27,8 @@ export interface ReadSourcesOptions {
   logger: Logger;
   clock?: Clock;
   signal?: AbortSignal;
+  /** Phone verdicts of earlier runs, looked up and added to while reading (runs with a state DB pass one). */
+  phoneCache?: PhoneCache;
 }
 
 /** Reads one source into its batch (not yet merged or cross-validated). */
@@ -73,6 +75,7 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
     clock: opts.clock ?? systemClock,
     timezone: config.timezone,
     signal: opts.signal,
+    phoneCache: opts.phoneCache,
     resolvePath: (p) => resolveConfigPath(config, p),
   };
   const batches: SourceBatch[] = [];

@@ -47,6 +47,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
   const collector = new SourceCollector({
     source: source.name,
     phoneRegion: source.phone_region,
+    phoneCache: ctx.phoneCache,
     phonePolicy: source.phone_policy,
     authoritativeFields: source.authoritative_fields,
     timezone: ctx.timezone,

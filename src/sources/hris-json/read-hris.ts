@@ -19,6 +19,7 @@ export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: Sour
   const collector = new SourceCollector({
     source: source.name,
     phoneRegion: source.phone_region,
+    phoneCache: ctx.phoneCache,
     phonePolicy: source.phone_policy,
     authoritativeFields: source.authoritative_fields,
     timezone: ctx.timezone,
