@@ -1,7 +1,8 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
-import { EXIT } from '../shared/errors.js';
+import { EXIT, isOrgsyncError } from '../shared/errors.js';
+import { selectorProblem, selectorProblemMessage } from '../planner/select.js';
 import type { Config } from '../config/schema.js';
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
@@ -132,7 +133,8 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
         outcome = await deps.runSync({ runId, trigger, logger: runLogger, stopSignal: deps.shutdownSignal, killSignal: kill.signal, ...(opts.only ? { only: opts.only } : {}) });
       } catch (err) {
         const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err);
-        outcome = { result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed', exitCode: EXIT.FAILED, error: message };
+        // The exit code `orgsync sync` would have ended with (2 for `--only` matching nothing, a config error...).
+        outcome = { result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed', exitCode: isOrgsyncError(err) ? err.exitCode : EXIT.FAILED, error: message };
       }
       const finishedAt = clock.now();
       try {
@@ -472,7 +474,14 @@ function triggerRoutes(deps: TriggerRouteDeps): NonNullable<OpsHandlers['extra']
         deps.unauthorized();
         return { status: 401, body: { error: { code: 'unauthorized', message: 'a bearer token from daemon.trigger_token_file is required' } } };
       }
-      const only = query.getAll('only').map((s) => s.trim()).filter((s) => s !== '');
+      const selectors = query.getAll('only');
+      // A selector that can never match is refused at once (400), before a run starts; whether a well-formed one
+      // matches needs the sources: a run that finds no record fails with the CLI's exit-2 message (GET /runs/<id>).
+      for (const sel of selectors) {
+        const problem = selectorProblem(sel);
+        if (problem) return { status: 400, body: { error: { code: 'invalid_selector', message: selectorProblemMessage(sel, problem) } } };
+      }
+      const only = selectors.map((s) => s.trim());
       return deps.trigger(only.length > 0 ? only : undefined);
     }
     if (method !== 'GET') return undefined;

@@ -152,6 +152,32 @@ export function selectPlan(plan: Plan, desired: DesiredState, platform: Selectio
   return { plan: narrowed, records, unmatched, selectedChangeIds: changes.filter((c) => direct.has(c.id)).map((c) => c.id), quarantine };
 }
 
+/** The longest selector accepted (a source id, an e-mail or a path is far shorter). */
+export const MAX_SELECTOR_LENGTH = 1024;
+
+/**
+ * Why `selector` can never match a record, told before any source is read (`sync --only` exits 2, `POST
+ * /sync?only=` answers 400); undefined when it may match. Only the form is checked: whether a record matches needs
+ * the sources.
+ */
+export function selectorProblem(selector: string): string | undefined {
+  const sel = selector.trim();
+  if (sel === '') return 'is empty: give a source id, an e-mail or a department path';
+  if (selector.length > MAX_SELECTOR_LENGTH) return `is longer than ${MAX_SELECTOR_LENGTH} characters`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(selector)) return 'contains a control character';
+  if (sel.includes('@')) {
+    const at = sel.indexOf('@');
+    if (at === 0 || at === sel.length - 1 || sel.indexOf('@', at + 1) >= 0) return 'is not an e-mail address (one @ with a name before it and a domain after it)';
+  } else if (trimPath(sel) === '') return 'is not a department path (it names no department)';
+  return undefined;
+}
+
+/** The sentence for a selector `selectorProblem` refuses (exit 2, or 400 from the daemon). */
+export function selectorProblemMessage(selector: string, problem: string): string {
+  return `--only ${JSON.stringify(selector)} ${problem}`;
+}
+
 /** The sentence for selectors that matched nothing (exit 2). */
 export function unmatchedMessage(unmatched: readonly string[]): string {
   return `--only ${unmatched.map((s) => JSON.stringify(s)).join(', ')} matched no record: not a source id, e-mail or department path in the sources or on the platform (check the id with \`orgsync explain\`)`;

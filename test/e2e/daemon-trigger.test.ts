@@ -62,4 +62,53 @@ describe('daemon POST /sync?only= against the emulator', () => {
     expect(history.entries[0]!.fields.email!.new).toBe('n***@acme.test');
     expect((await fetch(`${url}/sync`, { method: 'POST', headers: { authorization: 'Bearer nope' } })).status).toBe(401);
   });
+
+  it('a selector matching nothing: 202, then GET /runs/<id> reports failed with exit code 2 and the CLI\'s message; a malformed one: 400 at once', async () => {
+    emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
+    const em = emulator;
+    dir = mkdtempSync(join(tmpdir(), 'orgsync-trigger-'));
+    writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }));
+    writeFileSync(join(dir, 'trigger.token'), 'tok-abcdef-123456\n');
+    const file = writeCsvConfig(dir, { baseUrl: em.url, apiKey: TEST_KEYS.acmeRw, extra: 'metrics:\n  listen: 127.0.0.1:0\ndaemon:\n  trigger_token_file: trigger.token\n' });
+    const cap = captureContext();
+    let url = '';
+    const exit = daemonMain(loadConfig(file, {}), cap.ctx, '127.0.0.1:0', { scheduler: new ManualScheduler(30 * 60_000), onListening: (u) => (url = u) });
+    stop = async () => {
+      cap.shutdown.abort(new Error('test over'));
+      return exit;
+    };
+    await until('the listener', () => (url ? true : undefined));
+    const runs = async () => ((await (await fetch(`${url}/status`)).json()) as { runs: { id: string; result: string }[] }).runs;
+    await until('the start run', async () => ((await runs()).length === 1 && (await runs())[0]!.result !== 'running' ? true : undefined));
+    await em.request('DELETE', '/_emulator/requests', { token: ADMIN });
+    const post = (query: string) => fetch(`${url}/sync?${query}`, { method: 'POST', headers: { authorization: 'Bearer tok-abcdef-123456' } });
+
+    const res = await post(`only=${encodeURIComponent('nobody@acme.test')}`);
+    expect(res.status).toBe(202);
+    const { run_id: runId } = (await res.json()) as { run_id: string };
+    const run = await until('the triggered run', async () => {
+      const r = (await (await fetch(`${url}/runs/${runId}`)).json()) as { result: string };
+      return r.result !== 'running' && r.result !== 'queued' ? r : undefined;
+    });
+    expect(run).toMatchObject({
+      id: runId,
+      trigger: 'http',
+      result: 'failed',
+      exitCode: 2,
+      error: '--only "nobody@acme.test" matched no record: not a source id, e-mail or department path in the sources or on the platform (check the id with `orgsync explain`)',
+    });
+
+    // Malformed selectors never start a run: empty, a bare @domain, only slashes.
+    for (const [query, message] of [
+      ['only=', '--only "" is empty: give a source id, an e-mail or a department path'],
+      ['only=u1&only=%40acme.test', '--only "@acme.test" is not an e-mail address (one @ with a name before it and a domain after it)'],
+      ['only=%2F%2F', '--only "//" is not a department path (it names no department)'],
+    ] as const) {
+      const bad = await post(query);
+      expect({ status: bad.status, body: await bad.json() }).toEqual({ status: 400, body: { error: { code: 'invalid_selector', message } } });
+    }
+    expect((await runs()).map((r) => r.id)).toHaveLength(2);
+    const counts = (await em.request('GET', '/_emulator/requests', { token: ADMIN })).body.requests as { method: string }[];
+    expect(counts.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
 });

@@ -121,4 +121,14 @@ describe('sync --only', () => {
     expect(inSync.stdout).toContain('  departments be "Backend": nothing to do: the platform already matches the sources\n');
     expect(await writes()).toEqual(['POST /api/external/v1/org/departments']);
   });
+
+  it('a selector that can never match (empty, a bare @domain) exits 2 before any source is read', async () => {
+    const empty = await cli('sync', '--config', config, '--only', '  ');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe('orgsync: --only "  " is empty: give a source id, an e-mail or a department path\n');
+    const at = await cli('sync', '--config', config, '--only', 'u1', '--only', '@acme.test');
+    expect(at.code).toBe(2);
+    expect(at.stderr).toBe('orgsync: --only "@acme.test" is not an e-mail address (one @ with a name before it and a domain after it)\n');
+    expect(await writes()).toEqual([]);
+  });
 });

@@ -6,7 +6,8 @@ import type { RunSummary } from '../../daemon/run-once.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { blockedLines, blockedToJson, renderPlanText } from '../../planner/render.js';
 import { NOT_OWNED_ABSENT } from '../../planner/index.js';
-import { EXIT, signalExitCode } from '../../shared/errors.js';
+import { EXIT, OrgsyncError, signalExitCode } from '../../shared/errors.js';
+import { selectorProblem, selectorProblemMessage } from '../../planner/select.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
 import { parseAllowDeletes } from './plan.js';
@@ -133,6 +134,11 @@ Examples:
     .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json'; allowSourceShrink?: boolean; acceptScopeChange?: boolean; only?: string[] }) => {
       setResult(
         (async () => {
+          // A selector that can never match is a usage error before anything is read (exit 2).
+          for (const sel of opts.only ?? []) {
+            const problem = selectorProblem(sel);
+            if (problem) throw new OrgsyncError('USAGE', selectorProblemMessage(sel, problem));
+          }
           const config = loadConfig(opts.config, ctx.env);
           // On a terminal one status line (the progress) with log lines printed above it; the summary comes last.
           const terminal = ctx.isTTY ? new TerminalLine(ctx.stderr) : undefined;
