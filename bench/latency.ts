@@ -1,0 +1,333 @@
+/**
+ * `npm run bench:latency` (issue 22 point 4): how long one person takes, as a user sees it, against the emulator with
+ * a 20,000-member tenant already in sync.
+ *
+ * 1. `sync_only`: `node dist/cli.js sync --config F --only <source id>` for one member whose title changed in the
+ *    CSV source (20,000 members), timed from process start to exit, with the write accepted by the emulator
+ *    (exactly one PATCH seen, exit 0). Target: median < 5 s.
+ * 2. `trigger_only`: a real `orgsync daemon` process on the same config; `POST /sync?only=<source id>` for one changed
+ *    member, timed from the POST until `GET /runs/<id>` (polled every 20 ms) reports the run done with `success`,
+ *    the write accepted (one PATCH). Target: median < 3 s.
+ *
+ * Setup: the synthetic org (bench/lib/synthetic-org.ts) as CSV files, a first full `orgsync sync` (the state DB then
+ * in sync) and a no-op `sync` to show it is. The emulator runs in a child process (this file with --emulator-child).
+ * To save minutes, the first full run (~21,000 writes) is made with the emulator's limits off
+ * (BENCH_SETUP_LIMITED=1 keeps the real ones); every measured run then sees the spec's real limits (100/s per key,
+ * 500/s per tenant), set in the running emulator. As in bench:sync, the emulator's clock runs two hours behind while
+ * the org is written, so the measured runs see records that are hours old (the incremental refresh's 120 s overlap
+ * would otherwise list the whole tenant again).
+ *
+ * Prints one JSON line per phase on stdout, each with its target and `ok`; medians of BENCH_RUNS runs (default 5).
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
+import { systemClock, type Clock } from '../src/shared/clock.js';
+import { csvSourceConfig, writeOrgCsv } from './lib/synthetic-org.js';
+
+const ADMIN = 'bench-admin-token';
+const KEY = 'ek_latency_0123456789abcdef';
+const TRIGGER_TOKEN = 'bench-trigger-token-0123456789abcdef';
+const SEED = 22;
+const ORG = { members: Number(process.env.BENCH_MEMBERS ?? 20_000), departments: Number(process.env.BENCH_DEPARTMENTS ?? 1_000), positions: Number(process.env.BENCH_POSITIONS ?? 200), seed: SEED };
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const REAL_LIMITS = { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 };
+const NO_LIMITS = { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 };
+/** The real CLI (`npm run build`), as a user runs it. */
+const CLI = resolve(fileURLToPath(import.meta.url), '../../../dist/cli.js');
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+function emit(obj: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(obj)}\n`);
+}
+
+/** The child: an emulator whose clock can move from two hours behind to now, and whose limits can be set real. */
+async function emulatorChild(): Promise<void> {
+  let offsetMs = -2 * 3600_000;
+  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
+  const limited = process.env.BENCH_SETUP_LIMITED === '1';
+  const seed = parseSeed({ tenants: [{ id: 1, name: 'Bench', api_keys: [{ key: KEY, scopes: ['tenant.org.read', 'tenant.org.write'] }] }], limits: limited ? REAL_LIMITS : NO_LIMITS }, 'bench seed');
+  const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: ADMIN, clock });
+  process.on('message', (msg) => {
+    if (msg === 'clock-now') {
+      offsetMs = 0;
+      process.send!('clock-set');
+    } else if (msg === 'limits-real') {
+      // The limits are read at every request (seed.limits), so the running emulator enforces them from now on.
+      Object.assign(running.ctx.seed.limits, REAL_LIMITS);
+      process.send!('limits-set');
+    } else if (msg === 'stop') void running.close().then(() => process.exit(0));
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send!({ url: running.url });
+}
+
+function ask(child: ChildProcess, msg: string, reply: string): Promise<void> {
+  return new Promise((resolve) => {
+    const on = (m: unknown) => {
+      if (m === reply) {
+        child.off('message', on);
+        resolve();
+      }
+    };
+    child.on('message', on);
+    child.send(msg);
+  });
+}
+
+async function emulatorRequests(url: string): Promise<{ method: string; route: string; status: number; count: number }[]> {
+  const r = await fetch(`${url}/_emulator/requests`, { headers: { authorization: `Bearer ${ADMIN}` } });
+  return ((await r.json()) as { requests: { method: string; route: string; status: number; count: number }[] }).requests;
+}
+async function resetRequests(url: string): Promise<void> {
+  await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
+}
+/** Writes the emulator answered since the last reset, by status. */
+async function writesSeen(url: string): Promise<{ accepted: number; other: number }> {
+  const writes = (await emulatorRequests(url)).filter((r) => r.method !== 'GET');
+  const accepted = writes.filter((r) => r.status >= 200 && r.status < 300).reduce((n, r) => n + r.count, 0);
+  return { accepted, other: writes.reduce((n, r) => n + r.count, 0) - accepted };
+}
+
+/** Runs the CLI to its exit: exit code, wall seconds (process start to exit), stdout and stderr. */
+function cli(args: string[]): Promise<{ code: number; seconds: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.once('error', reject);
+    p.once('exit', (code) => resolve({ code: code ?? -1, seconds: (performance.now() - t0) / 1000, stdout, stderr }));
+  });
+}
+
+/** members.csv, one line per member, with a way to change one member's title. */
+class MembersCsv {
+  private lines: string[];
+  private readonly toggled = new Set<string>();
+  constructor(private readonly path: string) {
+    this.lines = readFileSync(path, 'utf8').split('\n');
+  }
+  /** Source ids of active members on plain lines (no quoting), spread over the file. */
+  pick(n: number): string[] {
+    const out: string[] = [];
+    const step = Math.floor(this.lines.length / (n + 1));
+    for (let i = step; out.length < n && i < this.lines.length; i += step) {
+      for (let j = i; j < this.lines.length; j += 1) {
+        const line = this.lines[j]!;
+        const cols = line.split(',');
+        if (!line.includes('"') && cols.length === 8 && cols[7] === 'active' && !out.includes(cols[0]!)) {
+          out.push(cols[0]!);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+  /** Changes the member's title (adds or drops " (acting)") and writes the file. */
+  change(id: string): void {
+    const i = this.lines.findIndex((l) => l.startsWith(`${id},`));
+    if (i < 0) throw new Error(`no member ${id} in ${this.path}`);
+    const cols = this.lines[i]!.split(',');
+    const on = !this.toggled.has(id);
+    cols[5] = on ? `${cols[5]} (acting)` : cols[5]!.replace(/ \(acting\)$/, '');
+    if (on) this.toggled.add(id);
+    else this.toggled.delete(id);
+    this.lines[i] = cols.join(',');
+    writeFileSync(this.path, this.lines.join('\n'));
+  }
+}
+
+/** The config; `setup`: the first full run may go as fast as the emulator (limits off) takes it. */
+function configYaml(dir: string, url: string, hrDir: string, setup = false): string {
+  const source = JSON.stringify(csvSourceConfig(hrDir));
+  return [
+    'platform:',
+    `  base_url: ${url}`,
+    `  api_key: ${KEY}`,
+    // The measured runs pace at the platform's 100/s per key, as a user's config does.
+    `  requests_per_second: ${setup && process.env.BENCH_SETUP_LIMITED !== '1' ? 10_000 : 100}`,
+    `  concurrency: ${setup ? 16 : 8}`,
+    'state:',
+    `  path: ${join(dir, 'state.db')}`,
+    'sync:',
+    '  id: bench',
+    'metrics:',
+    '  listen: 127.0.0.1:0',
+    'daemon:',
+    `  trigger_token_file: ${join(dir, 'trigger-token')}`,
+    // The daemon's own schedule stays out of the way of the measured triggers.
+    "schedule: '0 3 1 1 *'",
+    `sources: [${source}]`,
+    '',
+  ].join('\n');
+}
+
+/** A real `orgsync daemon` process; resolves once its listener is up and its start run has finished. */
+async function startDaemon(config: string): Promise<{ url: string; stop(): Promise<number | null>; log(): string }> {
+  const p = spawn(process.execPath, [CLI, 'daemon', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let buffered = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    p.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      buffered += d.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        try {
+          const rec = JSON.parse(line) as { url?: string; msg?: string };
+          if (rec.url && rec.msg?.startsWith('ops endpoints listening')) resolve(rec.url.replace('0.0.0.0', '127.0.0.1'));
+        } catch {
+          // not a JSON line
+        }
+      }
+    });
+    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    p.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${out}`)));
+  });
+  // The start run: wait until no run is in progress and one has finished.
+  for (;;) {
+    const s = (await (await fetch(`${url}/status`)).json()) as { current_run: unknown; runs: { result: string }[] };
+    if (s.current_run === null && s.runs.length > 0 && s.runs[0]!.result !== 'running') {
+      if (s.runs[0]!.result !== 'success') throw new Error(`the daemon's start run ended ${s.runs[0]!.result}:\n${out}`);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    log: () => out,
+    stop: () =>
+      new Promise((resolve) => {
+        p.once('exit', (code) => resolve(code));
+        p.kill('SIGTERM');
+      }),
+  };
+}
+
+/** POST /sync?only=id, then GET /runs/<id> every 20 ms until the run is done: seconds and the run record. */
+async function trigger(url: string, only: string): Promise<{ seconds: number; status: number; run: { result?: string; exitCode?: number; error?: string } }> {
+  const t0 = performance.now();
+  const res = await fetch(`${url}/sync?only=${encodeURIComponent(only)}`, { method: 'POST', headers: { authorization: `Bearer ${TRIGGER_TOKEN}` } });
+  const body = (await res.json()) as { run_id?: string };
+  if (res.status !== 202 || !body.run_id) return { seconds: (performance.now() - t0) / 1000, status: res.status, run: {} };
+  for (;;) {
+    const r = await fetch(`${url}/runs/${encodeURIComponent(body.run_id)}`);
+    const run = (await r.json()) as { result?: string; exitCode?: number; error?: string };
+    if (r.status === 200 && run.result !== 'running' && run.result !== 'queued') return { seconds: (performance.now() - t0) / 1000, status: res.status, run };
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-latency-'));
+  const child = fork(fileURLToPath(import.meta.url), ['--emulator-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.once('message', (m) => resolve((m as { url: string }).url));
+      child.once('exit', (code) => reject(new Error(`emulator child exited with ${code}`)));
+    });
+    const hrDir = join(dir, 'hr');
+    await writeOrgCsv(hrDir, ORG);
+    writeFileSync(join(dir, 'trigger-token'), `${TRIGGER_TOKEN}\n`);
+    const config = join(dir, 'orgsync.yaml');
+    writeFileSync(config, configYaml(dir, url, hrDir, true));
+
+    // Setup: the first full run puts the tenant in sync.
+    const first = await cli(['sync', '--config', config, '--output', 'json']);
+    writeFileSync(config, configYaml(dir, url, hrDir));
+    if (first.code !== 0) throw new Error(`the first full sync exited ${first.code}:\n${first.stderr.slice(-4000)}\n${first.stdout.slice(-2000)}`);
+    const firstSummary = JSON.parse(first.stdout) as { api_calls: number };
+    await ask(child, 'clock-now', 'clock-set');
+    await ask(child, 'limits-real', 'limits-set');
+    await resetRequests(url);
+    const noop = await cli(['sync', '--config', config, '--output', 'json']);
+    const noopWrites = await writesSeen(url);
+    emit({
+      phase: 'setup',
+      ...ORG,
+      first_sync_seconds: round(first.seconds),
+      first_sync_api_calls: firstSummary.api_calls,
+      first_sync_limits: process.env.BENCH_SETUP_LIMITED === '1' ? 'real' : 'off',
+      noop_sync_seconds: round(noop.seconds),
+      noop_exit_code: noop.code,
+      noop_writes: noopWrites.accepted + noopWrites.other,
+      ok: noop.code === 0 && noopWrites.accepted + noopWrites.other === 0,
+    });
+
+    const csv = new MembersCsv(join(hrDir, 'members.csv'));
+    const picked = csv.pick(RUNS * 2);
+
+    // 1. sync --only, the CLI process from start to exit.
+    const cliRuns: { seconds: number; code: number; accepted: number; other: number }[] = [];
+    for (const id of picked.slice(0, RUNS)) {
+      csv.change(id);
+      await resetRequests(url);
+      const r = await cli(['sync', '--config', config, '--only', id, '--output', 'json']);
+      const w = await writesSeen(url);
+      if (r.code !== 0) process.stderr.write(`sync --only ${id} exited ${r.code}:\n${r.stderr.slice(-2000)}\n`);
+      cliRuns.push({ seconds: r.seconds, code: r.code, ...w });
+    }
+    const cliMedian = median(cliRuns.map((r) => r.seconds));
+    emit({
+      phase: 'sync_only',
+      members: ORG.members,
+      runs: cliRuns.length,
+      median_seconds: round(cliMedian),
+      seconds: cliRuns.map((r) => round(r.seconds)),
+      exit_codes: cliRuns.map((r) => r.code),
+      writes_accepted: cliRuns.map((r) => r.accepted),
+      target: { median_seconds: 5, exit_code: 0, writes_accepted: 1 },
+      ok: cliMedian < 5 && cliRuns.every((r) => r.code === 0 && r.accepted === 1 && r.other === 0),
+    });
+
+    // 2. POST /sync?only= to a real daemon, until GET /runs/<id> reports it done.
+    const daemon = await startDaemon(config);
+    const triggerRuns: { seconds: number; status: number; result: string; accepted: number; other: number }[] = [];
+    try {
+      for (const id of picked.slice(RUNS, 2 * RUNS)) {
+        csv.change(id);
+        await resetRequests(url);
+        const r = await trigger(daemon.url, id);
+        const w = await writesSeen(url);
+        if (r.run.result !== 'success') process.stderr.write(`POST /sync?only=${id}: ${r.status} ${JSON.stringify(r.run)}\n`);
+        triggerRuns.push({ seconds: r.seconds, status: r.status, result: r.run.result ?? '', ...w });
+      }
+    } finally {
+      const code = await daemon.stop();
+      if (code !== 0 && code !== 143) process.stderr.write(`daemon exited ${code}:\n${daemon.log().slice(-4000)}\n`);
+    }
+    const trigMedian = median(triggerRuns.map((r) => r.seconds));
+    emit({
+      phase: 'trigger_only',
+      members: ORG.members,
+      runs: triggerRuns.length,
+      median_seconds: round(trigMedian),
+      seconds: triggerRuns.map((r) => round(r.seconds)),
+      results: triggerRuns.map((r) => r.result),
+      writes_accepted: triggerRuns.map((r) => r.accepted),
+      target: { median_seconds: 3, result: 'success', writes_accepted: 1 },
+      ok: trigMedian < 3 && triggerRuns.every((r) => r.status === 202 && r.result === 'success' && r.accepted === 1 && r.other === 0),
+    });
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    if (child.connected) child.send('stop');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv.includes('--emulator-child')) await emulatorChild();
+else await main();
