@@ -146,6 +146,11 @@ export function valuesSchema(): Record<string, unknown> {
           port: { type: 'integer', minimum: 1, maximum: 65535 },
           annotations: obj('Service annotations.'),
         }),
+        networkPolicy: strict('A NetworkPolicy admitting only Prometheus and the POST /sync callers to the daemon\'s listener (mode deployment).', {
+          enabled: bool('Create it.'),
+          prometheus: { type: 'array', items: { type: 'object' }, description: 'NetworkPolicyPeers of the Prometheus that scrapes /metrics.' },
+          ingressFrom: { type: 'array', items: { type: 'object' }, description: 'NetworkPolicyPeers that call POST /sync, GET /runs/<id>, GET /records/<selector>/history (an HR webhook, a CI job).' },
+        }),
         serviceMonitor: strict('Prometheus Operator ServiceMonitor (mode deployment).', {
           enabled: bool('Create it.'),
           interval: { type: 'string', pattern: '^[0-9]+(ms|s|m|h)$' },

@@ -20,6 +20,7 @@ const KINDS: Record<string, { module: string; name: string }> = {
   'batch/v1/Job': { module: 'kubernetes-models/batch/v1/Job', name: 'Job' },
   'batch/v1/CronJob': { module: 'kubernetes-models/batch/v1/CronJob', name: 'CronJob' },
   'apps/v1/Deployment': { module: 'kubernetes-models/apps/v1/Deployment', name: 'Deployment' },
+  'networking.k8s.io/v1/NetworkPolicy': { module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy', name: 'NetworkPolicy' },
   'monitoring.coreos.com/v1/ServiceMonitor': { module: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor', name: 'ServiceMonitor' },
   'monitoring.coreos.com/v1/PrometheusRule': { module: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule', name: 'PrometheusRule' },
 };

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
+import { SECRET_KEYS } from '../../src/config/load.js';
 import { chartDir, chartFile, renderAlerts, values as chartValues } from './chart.js';
 import { helm, helmBin, template, type K8sObject, type Rendered } from './helm.js';
 import { schemaProblems } from './k8s-schema.js';
@@ -49,13 +50,14 @@ async function problems(objects: K8sObject[]): Promise<string[]> {
 }
 
 /**
- * A config as orgsync validates it: orgsync reads each `<key>_file` into `<key>` before its schema applies (the
- * files are Secret mounts that exist only in the pod), so here each becomes `<key>` with a stand-in value.
+ * A config as orgsync validates it: orgsync reads each secret's `<key>_file` into `<key>` before its schema applies
+ * (the files are Secret mounts that exist only in the pod), so here each becomes `<key>` with a stand-in value; other
+ * `_file` keys (`daemon.trigger_token_file`, a CSV's `file`) are settings and stay.
  */
 function withFileSecrets(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withFileSecrets);
   if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => (k.endsWith('_file') && typeof v === 'string' ? [k.slice(0, -5), 'from-a-secret-file'] : [k, withFileSecrets(v)])));
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => (k.endsWith('_file') && SECRET_KEYS.has(k.slice(0, -5)) && typeof v === 'string' ? [k.slice(0, -5), 'from-a-secret-file'] : [k, withFileSecrets(v)])));
 }
 
 /** adler32 of a string's UTF-8 bytes (what the chart's spreadMinutes uses through sprig's adler32sum). */
@@ -88,6 +90,11 @@ const matrix: [string, Obj][] = [
       ],
     },
   ],
+  [
+    'Deployment with a NetworkPolicy for Prometheus and the POST /sync callers',
+    { mode: 'deployment', networkPolicy: { enabled: true, ingressFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'hr-integration' } } }, { ipBlock: { cidr: '10.20.0.0/16' } }] } },
+  ],
+  ['multi-tenant Deployments with NetworkPolicies', { mode: 'deployment', networkPolicy: { enabled: true, prometheus: [], ingressFrom: [{ podSelector: { matchLabels: { app: 'hr-webhook-relay' } } }] }, tenants: [{ name: 'acme' }, { name: 'globex' }] }],
   ['multi-tenant Deployments with ServiceMonitor', { mode: 'deployment', serviceMonitor: { enabled: true }, dashboard: { enabled: true }, prometheusRule: { enabled: true }, tenants: [{ name: 'acme' }, { name: 'globex', persistence: { enabled: false } }] }],
 ];
 
@@ -229,6 +236,45 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     expect(service.spec.ports[0].targetPort).toBe('metrics');
     expect(volume(deploy, 'state')).toEqual({ name: 'state', persistentVolumeClaim: { claimName: 'orgsync' } });
     expect(one(objects, 'PersistentVolumeClaim').metadata.name).toBe('orgsync');
+  });
+
+  it('networkPolicy (issue 22): the daemon\'s listener admits only Prometheus and the POST /sync callers, on its port; off by default and in CronJob mode', () => {
+    const values = matrix.find(([n]) => n.startsWith('Deployment with a NetworkPolicy'))![1];
+    const objects = ok(template(bin!, { values: [values] }));
+    const policy = one(objects, 'NetworkPolicy');
+    const deploy = one(objects, 'Deployment');
+    expect(policy.metadata.name).toBe('orgsync');
+    for (const [k, v] of Object.entries(policy.spec.podSelector.matchLabels)) expect(podMeta(deploy).labels[k]).toBe(v);
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    expect(policy.spec.ingress).toEqual([
+      {
+        from: [
+          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } },
+          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'hr-integration' } } },
+          { ipBlock: { cidr: '10.20.0.0/16' } },
+        ],
+        // The named container port the Service targets: the listener of /metrics and POST /sync.
+        ports: [{ port: 'metrics', protocol: 'TCP' }],
+      },
+    ]);
+    expect(podSpec(deploy).containers[0].ports.map((p: Any) => p.name)).toContain('metrics');
+    expect(one(objects, 'Service').spec.ports[0].targetPort).toBe('metrics');
+
+    // One per tenant, each selecting only its own pods.
+    const many = ok(template(bin!, { values: [matrix.find(([n]) => n === 'multi-tenant Deployments with NetworkPolicies')![1]] }));
+    const policies = ofKind(many, 'NetworkPolicy');
+    expect(policies.map((p) => p.metadata.name)).toEqual(['orgsync-acme', 'orgsync-globex']);
+    for (const p of policies) {
+      const selects = ofKind(many, 'Deployment').filter((dep) => Object.entries(p.spec.podSelector.matchLabels).every(([k, v]) => podMeta(dep).labels[k] === v));
+      expect(selects.map((x: Any) => x.metadata.name)).toEqual([p.metadata.name]);
+      expect(p.spec.ingress[0].from).toEqual([{ podSelector: { matchLabels: { app: 'hr-webhook-relay' } } }]);
+    }
+    // No peers at all: nothing may reach the pods (an empty `from` would admit everyone).
+    const closed = ok(template(bin!, { values: [{ mode: 'deployment', networkPolicy: { enabled: true, prometheus: [] } }] }));
+    expect(one(closed, 'NetworkPolicy').spec.ingress).toEqual([]);
+
+    expect(ofKind(ok(template(bin!, { values: [{ mode: 'deployment' }] })), 'NetworkPolicy')).toEqual([]);
+    expect(ofKind(ok(template(bin!, { values: [{ networkPolicy: { enabled: true } }] })), 'NetworkPolicy')).toEqual([]);
   });
 
   describe('many tenants from one release', () => {
