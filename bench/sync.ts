@@ -8,6 +8,10 @@
  * 4. the same org at 5,000 members with the real limits (100/s per key): sustained write rate >= 95% of the limit,
  *    zero 429s
  * 5. a plan for 1,000,000 synthetic members against an empty tenant, in a child process (target < 60 s, < 1.5 GB)
+ * 6. `history_growth` (issue 22): the state DB's growth per 100,000 changes recorded in the per-record history, through
+ *    the real recording path (an initial sync of the same org with the history on, ~105,000 writes), measured as the
+ *    pages of the record_history table and its indexes (SQLite's dbstat) before and after
+ *    (BENCH_ONLY=history_growth runs this phase alone)
  *
  * The emulator runs in a child process (this file with --emulator-child) so the RSS measured is the sync's alone.
  * As in bench:mirror, its clock runs two hours behind while the org is written and is then set right, so the
@@ -27,6 +31,7 @@ import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { Mirror } from '../src/mirror/mirror.js';
 import { OwnershipStore } from '../src/mirror/ownership.js';
+import { RecordHistory } from '../src/mirror/record-history.js';
 import { createPlatformClient } from '../src/platform/client.js';
 import { calculatePlan } from '../src/planner/index.js';
 import { systemClock, type Clock } from '../src/shared/clock.js';
@@ -101,8 +106,8 @@ async function resetRequests(url: string): Promise<void> {
   await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
 }
 
-/** One sync's parts against an emulator. */
-function syncParts(url: string, dir: string, requestsPerSecond: number) {
+/** One sync's parts against an emulator; `recordHistory`: record every write per record, as the CLI does. */
+function syncParts(url: string, dir: string, requestsPerSecond: number, recordHistory = false) {
   const config = parseConfig(
     `platform:\n  base_url: ${url}\n  api_key: ${KEY}\n  requests_per_second: ${requestsPerSecond}\n  concurrency: ${CONCURRENCY}\nstate:\n  path: ${join(dir, 'state.db')}\nsync:\n  id: bench\n`,
     join(dir, 'orgsync.yaml'),
@@ -136,6 +141,7 @@ function syncParts(url: string, dir: string, requestsPerSecond: number) {
         clock: systemClock,
         readDesiredState: async () => desired,
         callStats: () => ({ ...stats }),
+        ...(recordHistory ? { recordHistory: { store: new RecordHistory(db), runId: `bench-${Date.now()}`, trigger: 'once', retentionDays: 90 } } : {}),
         observer: {
           onApplyStart: () => {
             applyStartedAt = performance.now();
@@ -149,6 +155,7 @@ function syncParts(url: string, dir: string, requestsPerSecond: number) {
   };
   return {
     run,
+    db,
     async close() {
       db.close();
       await client.close();
@@ -207,9 +214,50 @@ async function planChild(): Promise<void> {
   });
 }
 
+/** Bytes of the record_history table and its indexes (dbstat), and its rows. */
+function historyBytes(db: ReturnType<typeof openStateDb>): { bytes: number; entries: number } {
+  const row = db.prepare("SELECT coalesce(sum(pgsize), 0) AS bytes FROM dbstat WHERE name = 'record_history' OR name LIKE 'record_history_%'").get() as { bytes: number };
+  const { n } = db.prepare('SELECT count(*) AS n FROM record_history').get() as { n: number };
+  return { bytes: row.bytes, entries: n };
+}
+
+/** 6. The state DB's growth per 100,000 recorded changes: an initial sync with the per-record history on. */
+async function historyGrowth(dir: string): Promise<void> {
+  const { child, url } = await startChild(false);
+  const parts = syncParts(url, join(dir, 'history'), 10_000, true);
+  try {
+    const before = historyBytes(parts.db);
+    const fileBefore = (parts.db.pragma('page_count', { simple: true }) as number) * (parts.db.pragma('page_size', { simple: true }) as number);
+    const r = await parts.run(desiredOf(BIG));
+    const after = historyBytes(parts.db);
+    const fileAfter = (parts.db.pragma('page_count', { simple: true }) as number) * (parts.db.pragma('page_size', { simple: true }) as number);
+    const entries = after.entries - before.entries;
+    const perEntry = (after.bytes - before.bytes) / entries;
+    emit({
+      phase: 'history_growth',
+      members: BIG.members,
+      writes: writesOf(r.summary),
+      entries,
+      history_bytes: after.bytes - before.bytes,
+      bytes_per_entry: Math.round(perEntry),
+      mb_per_100k_changes: round((perEntry * 100_000) / 1024 / 1024, 1),
+      state_db_file_growth_mb: mb(fileAfter - fileBefore),
+      seconds: round(r.seconds),
+      ok: r.summary.exitCode === 0 && entries === writesOf(r.summary),
+    });
+  } finally {
+    await parts.close();
+    await stopChild(child);
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-sync-'));
   try {
+    if (process.env.BENCH_ONLY === 'history_growth') {
+      await historyGrowth(dir);
+      return;
+    }
     // 1. Initial sync, limits off.
     let { child, url } = await startChild(false);
     const big = desiredOf(BIG);
@@ -314,6 +362,9 @@ async function main(): Promise<void> {
     });
     planner.kill();
     emit(result);
+
+    // 6. The per-record history's growth of the state DB.
+    await historyGrowth(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
