@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calculatePlan, matchSelector, selectPlan } from '../../src/planner/index.js';
+import { calculatePlan, matchSelector, selectorProblem, selectorProblemMessage, selectPlan } from '../../src/planner/index.js';
 import { desired, dept, member, OPTS, ROOT, snapshot } from './fixtures.js';
 
 const ids = (p: { changes: { id: string }[] }) => p.changes.map((c) => c.id);
@@ -77,5 +77,22 @@ describe('selectPlan', () => {
     expect(s.plan.changes).toEqual([]);
     expect(s.quarantine.map((q) => q.source_id)).toEqual(['u7']);
     expect(s.plan.warnings).toEqual([]);
+  });
+});
+
+describe('selectorProblem: a selector that can never match is told before any source is read', () => {
+  it('accepts source ids, e-mails and department paths', () => {
+    for (const ok of ['u1234', 'E-0001', 'new.hire@example.com', 'Engineering/Backend', '/Acme/Engineering/', 'uid=ann,ou=people']) expect(selectorProblem(ok)).toBeUndefined();
+  });
+
+  it('refuses empty, a bare @domain or name@, two @, only slashes, control characters and over 1,024 characters', () => {
+    expect(selectorProblem('')).toBe('is empty: give a source id, an e-mail or a department path');
+    expect(selectorProblem('   ')).toBe('is empty: give a source id, an e-mail or a department path');
+    for (const bad of ['@example.com', 'ann@', 'a@b@c']) expect(selectorProblem(bad)).toBe('is not an e-mail address (one @ with a name before it and a domain after it)');
+    expect(selectorProblem('/ //')).toBe('is not a department path (it names no department)');
+    expect(selectorProblem('u1\nu2')).toBe('contains a control character');
+    expect(selectorProblem('x'.repeat(1025))).toBe('is longer than 1024 characters');
+    expect(selectorProblem('x'.repeat(1024))).toBeUndefined();
+    expect(selectorProblemMessage('ann@', 'is not an e-mail address')).toBe('--only "ann@" is not an e-mail address');
   });
 });
