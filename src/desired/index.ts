@@ -14,7 +14,6 @@ export * from './normalise.js';
 export * from './merge.js';
 export * from './validate.js';
 export * from './scope.js';
-export * from './phone/cache.js';
 
 /** Merges, validates and quarantines: the desired state of one run. */
 export function buildDesiredState(batches: SourceBatch[]): DesiredState {

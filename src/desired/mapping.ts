@@ -9,7 +9,7 @@ import type { EntityKind } from '../domain/entities.js';
 import { compileField, type FieldReader, type Lookup } from './fields.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
-import type { PhoneCache } from './phone/cache.js';
+import type { PhoneCache } from '../domain/phone-cache.js';
 import { checkText, mapStatus, MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH, normaliseEmail, normalisePhone, parseSortOrder, type Problem } from './normalise.js';
 
 /** A member before the merge: status is undefined when the source does not say (the merge defaults it to active). */
@@ -40,7 +40,7 @@ export interface SourceMappingOptions {
   timezone?: string | undefined;
   /** An invalid phone: dropped with a warning (default), or the member quarantined. */
   phonePolicy?: 'drop' | 'quarantine' | undefined;
-  /** Verdicts of earlier runs (phone/cache.ts): a value seen before is not normalised again. */
+  /** Verdicts of earlier runs (src/domain/phone-cache.ts): a value seen before is not normalised again. */
   phoneCache?: PhoneCache | undefined;
   authoritativeFields?: string[];
   departments?: ({ fields: Partial<DepartmentFieldsConfig> } & ScopeConfig) | undefined;

@@ -1,3 +1,4 @@
 export * from './entities.js';
 export * from './desired.js';
 export * from './plan.js';
+export * from './phone-cache.js';

@@ -1,6 +1,6 @@
 /** What a connector may use of the outside world, and the one error for a source that cannot be read. */
 import type { Clock } from '../shared/clock.js';
-import type { PhoneCache } from '../desired/phone/cache.js';
+import type { PhoneCache } from '../domain/phone-cache.js';
 import type { Logger } from '../shared/logger.js';
 import { OrgsyncError } from '../shared/errors.js';
 
@@ -12,7 +12,7 @@ export interface SourceReadContext {
   /** The config's `timezone:` (IANA), in which dates without an offset are read. */
   timezone?: string | undefined;
   signal?: AbortSignal | undefined;
-  /** Phone verdicts of earlier runs (src/desired/phone/cache.ts); absent for readers without a state DB. */
+  /** Phone verdicts of earlier runs (src/domain/phone-cache.ts); absent for readers without a state DB. */
   phoneCache?: PhoneCache | undefined;
   /** Resolves a path from the config against the config file's folder. */
   resolvePath(path: string): string;

@@ -32,6 +32,8 @@ import { createRunTrust } from '../../daemon/trust.js';
 import { leaseGate } from '../../daemon/fencing.js';
 import { parseDuration } from '../../config/platform.js';
 import { RunHistory } from '../../mirror/runs.js';
+import { PhoneCacheStore } from '../../mirror/phone-cache.js';
+import { readWithPhoneCache } from '../../daemon/phone-cache.js';
 import { historyJson, historyKeysFor, RecordHistory } from '../../mirror/record-history.js';
 import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observability/logger.js';
 import type { TerminalLine } from '../../observability/terminal-line.js';
@@ -142,6 +144,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   metrics.setMirrorProbe(mirrorProbe(mirror));
   const ownership = new OwnershipStore(db, config.sync.id);
   const history = new RunHistory(db);
+  const phones = new PhoneCacheStore(db);
   const stats = { requests: 0, rateLimited: 0 };
   const observer = metrics.clientObserver();
   let client: PlatformClient;
@@ -222,7 +225,9 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           ownership,
           logger: log,
           clock,
-          readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: log, clock, ...(signal ? { signal } : {}) }),
+          // Issue 19: libphonenumber-js verdicts of earlier runs; saved only by a run that holds the lease.
+          readDesiredState: (signal) =>
+            readWithPhoneCache(phones, () => !readOnly && lease.isHeld, log, (phoneCache) => readDesiredState(config, { env: ctx.env, logger: log, clock, phoneCache, ...(signal ? { signal } : {}) })),
           observer: runObserver,
           ...(run.signal ? { signal: run.signal } : {}),
           ...(abort ? { abortSignal: abort } : {}),

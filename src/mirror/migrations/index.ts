@@ -1,7 +1,7 @@
 /**
  * Every migration of the state DB, in order. Numbers: 001-009 mirror and sync state (src/mirror),
  * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock, run history and pending approvals (operations),
- * 030-039 record history (issue 22).
+ * 030-039 record history (issue 22), 040-049 caches of the sources (issue 19).
  * Append new entries; never renumber or edit one that has shipped.
  */
 import { migration001 } from './001-mirror-tables.js';
@@ -13,6 +13,7 @@ import { migration020, migration022 } from '../lease.js';
 import { migration021 } from '../runs.js';
 import { migration023 } from './023-approvals.js';
 import { migration030 } from './030-record-history.js';
+import { migration040 } from '../phone-cache.js';
 
 export type { Migration } from './types.js';
 export { runMigrations } from './runner.js';
@@ -28,4 +29,5 @@ export const migrations: readonly Migration[] = [
   migration022,
   migration023,
   migration030,
+  migration040,
 ];
