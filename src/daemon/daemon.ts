@@ -6,7 +6,7 @@ import { selectorProblem, selectorProblemMessage } from '../planner/select.js';
 import type { Config } from '../config/schema.js';
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
-import type { RunHistory, RunRecord } from '../mirror/runs.js';
+import { OWNERSHIP_TRIGGERS, type RunHistory, type RunRecord } from '../mirror/runs.js';
 import { OrgsyncMetrics, type MirrorProbe, type RunResult } from '../observability/metrics.js';
 import { startOpsServer, type OpsHandlers, type OpsServer, type Readiness } from '../observability/http-server.js';
 import type { RunObserver, RunSummary } from './run-once.js';
@@ -42,6 +42,12 @@ export interface RunOutcome {
    * not only after failing for twice the schedule interval, until a later run succeeds.
    */
   persistent?: boolean;
+  /**
+   * The run could not do what its caller asked (a `POST /sync?only=` selector matched no record): recorded and
+   * answered on GET /runs/<id> as failed, exit code 2, but not a failure of the sync: not counted in the run metrics
+   * (so no OrgsyncSyncFailing page for a webhook's typo) nor remembered as /readyz's last failure.
+   */
+  callerError?: boolean;
 }
 
 /** One sync run (refresh, read sources, plan, guards, apply), as the daemon drives it. */
@@ -99,6 +105,8 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
   let current: { id: string; trigger: string; startedAt: number; done: Promise<void> } | undefined;
   let lastSuccessAt: number | undefined;
   let lastFailurePersistent = false;
+  /** Runs of this process that failed for their caller's selector (RunOutcome.callerError), oldest first. */
+  const callerErrors = new Set<string>();
   let skipped = 0;
 
   const abandoned = history.closeAbandoned();
@@ -134,7 +142,12 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
       } catch (err) {
         const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err);
         // The exit code `orgsync sync` would have ended with (2 for `--only` matching nothing, a config error...).
-        outcome = { result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed', exitCode: isOrgsyncError(err) ? err.exitCode : EXIT.FAILED, error: message };
+        outcome = {
+          result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed',
+          exitCode: isOrgsyncError(err) ? err.exitCode : EXIT.FAILED,
+          error: message,
+          ...(isOrgsyncError(err) && err.details?.unmatched !== undefined ? { callerError: true } : {}),
+        };
       }
       const finishedAt = clock.now();
       try {
@@ -142,11 +155,16 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
       } catch (err) {
         runLogger.error({ err }, 'could not record the run in the state DB');
       }
-      metrics.recordRun(outcome.result, runStart, finishedAt);
+      if (outcome.callerError) {
+        callerErrors.add(runId);
+        // Only the newest are needed (readiness looks past them to the last run that counts).
+        if (callerErrors.size > 100) callerErrors.delete(callerErrors.values().next().value!);
+      } else metrics.recordRun(outcome.result, runStart, finishedAt);
       if (outcome.result === 'success' || outcome.result === 'partial') lastSuccessAt = finishedAt;
-      if (outcome.result !== 'dry_run') lastFailurePersistent = outcome.result === 'failed' && outcome.persistent === true;
+      if (outcome.result !== 'dry_run' && !outcome.callerError) lastFailurePersistent = outcome.result === 'failed' && outcome.persistent === true;
       const fields = { result: outcome.result, exit_code: outcome.exitCode, duration_seconds: (finishedAt - runStart) / 1000, ...(outcome.error ? { error: outcome.error } : {}) };
-      if (outcome.result === 'failed') runLogger.error(fields, 'run failed');
+      if (outcome.callerError) runLogger.warn(fields, 'triggered run not done: its selector matched no record (nothing written)');
+      else if (outcome.result === 'failed') runLogger.error(fields, 'run failed');
       else if (outcome.result === 'success') runLogger.info(fields, 'run finished');
       else runLogger.warn(fields, 'run finished with problems');
       current = undefined;
@@ -160,8 +178,11 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
 
   const readiness = (): Readiness => {
     const checks: Record<string, string> = { config: 'ok', state_db: deps.stateOpen() ? 'ok' : 'closed' };
-    // Dry runs (a `sync --dry-run` on the same state DB) say nothing about the health of the sync.
-    const last = history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted']);
+    // Dry runs (a `sync --dry-run` on the same state DB) say nothing about the health of the sync, nor do triggered
+    // runs whose selector matched nothing (callerError): the last run that counts is the one before them.
+    const counted = ['success', 'partial', 'failed', 'guard', 'interrupted'] as const;
+    let last = history.lastWith(counted);
+    if (last && callerErrors.has(last.id)) last = history.recent(callerErrors.size + 20).find((r) => !callerErrors.has(r.id) && (counted as readonly string[]).includes(r.result) && !(OWNERSHIP_TRIGGERS as readonly string[]).includes(r.trigger));
     const limitMs = 2 * scheduler.intervalMs();
     if (last && last.result === 'failed') {
       const since = lastSuccessAt ?? startedAt;

@@ -258,7 +258,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   // `--only`: the same plan, narrowed to the selected records and their prerequisites (guards were judged on it whole).
   const select = (p: Plan): PlanSelection | undefined => (options.only && options.only.length > 0 ? selectPlan(p, desired, selectionPlatform(mirror, ownership), options.only) : undefined);
   const selection = select(fullPlan);
-  if (selection && selection.unmatched.length > 0) throw new OrgsyncError('USAGE', unmatchedMessage(selection.unmatched));
+  if (selection && selection.unmatched.length > 0) throw new OrgsyncError('USAGE', unmatchedMessage(selection.unmatched), { details: { unmatched: selection.unmatched } });
   const plan = selection ? selection.plan : fullPlan;
   const quarantine = selection ? selection.quarantine : desired.quarantine;
   const results = new Map<string, ChangeResult>();

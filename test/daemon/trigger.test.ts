@@ -11,27 +11,29 @@ import { runDaemon, type RunContext, type RunOutcome } from '../../src/daemon/da
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OrgsyncError } from '../../src/shared/errors.js';
 
 const TOKEN = 'trigger-token-0123456789';
 
 function start(token: string | undefined) {
   const shutdown = new AbortController();
+  const clock = new ManualClock(Date.UTC(2026, 10, 26, 9));
   const metrics = new OrgsyncMetrics({ build: { version: 'test' }, defaultMetrics: false });
-  const runs: { ctx: RunContext; finish(o: RunOutcome): void }[] = [];
+  const runs: { ctx: RunContext; finish(o: RunOutcome): void; fail(err: Error): void }[] = [];
   const waiters: (() => void)[] = [];
   let url = '';
   let n = 0;
   const exit = runDaemon({
     runSync: (ctx) =>
-      new Promise<RunOutcome>((resolve) => {
-        runs.push({ ctx, finish: resolve });
+      new Promise<RunOutcome>((resolve, reject) => {
+        runs.push({ ctx, finish: resolve, fail: reject });
         waiters.splice(0).forEach((w) => w());
       }),
     logger: silentLogger,
     metrics,
     history: new RunHistory(openStateDb(':memory:')),
     scheduler: new ManualScheduler(30 * 60_000),
-    clock: new ManualClock(Date.UTC(2026, 10, 26, 9)),
+    clock,
     listen: '127.0.0.1:0',
     shutdownSignal: shutdown.signal,
     stateOpen: () => true,
@@ -59,7 +61,7 @@ function start(token: string | undefined) {
     for (const r of runs) r.finish({ result: 'success', exitCode: 0 });
     return exit;
   };
-  return { metrics, runs, started, post, get, settle, stop };
+  return { metrics, runs, started, post, get, settle, stop, clock };
 }
 
 describe('daemon trigger endpoints', () => {
@@ -109,5 +111,27 @@ describe('daemon trigger endpoints', () => {
     expect(d.runs).toHaveLength(3);
     expect((await d.get('/runs/nope')).status).toBe(404);
     expect((await d.get('/records/ann%40acme.test/history')).body).toEqual({ selector: 'ann@acme.test', entries: [{ selector: 'ann@acme.test', op: 'create' }] });
+  });
+
+  it('a selector that matched nothing is the caller\'s error: failed with exit code 2 on GET /runs/<id>, but neither counted as a failed sync nor making /readyz fail', async () => {
+    const unmatched = new OrgsyncError('USAGE', '--only "typo@acme.test" matched no record: not a source id, e-mail or department path in the sources or on the platform (check the id with `orgsync explain`)', { details: { unmatched: ['typo@acme.test'] } });
+    d = start(TOKEN);
+    (await d.started(1)).finish({ result: 'guard', exitCode: 3, error: 'delete threshold' });
+    await d.settle();
+    // Long after the last success (never, here): a guard refusal is not a failure, so the daemon is ready.
+    await d.clock.advance(2 * 3600_000);
+    expect((await d.get('/readyz')).status).toBe(200);
+
+    expect(await d.post('/sync?only=typo%40acme.test', TOKEN)).toEqual({ status: 202, body: { run_id: 'run-2', queued: false } });
+    const second = await d.started(2);
+    expect(second.ctx.only).toEqual(['typo@acme.test']);
+    second.fail(unmatched);
+    await d.settle();
+    await d.settle();
+    expect((await d.get('/runs/run-2')).body).toMatchObject({ id: 'run-2', trigger: 'http', result: 'failed', exitCode: 2, error: unmatched.message });
+    expect((await d.get('/readyz')).status).toBe(200);
+    const runsTotal = await d.metrics.registry.getSingleMetricAsString('orgsync_runs_total');
+    expect(runsTotal).toMatch(/^orgsync_runs_total\{result="guard"[^}]*\} 1$/m);
+    expect(runsTotal).not.toMatch(/result="failed"[^}]*\} [1-9]/);
   });
 });

@@ -97,6 +97,11 @@ describe('daemon POST /sync?only= against the emulator', () => {
       exitCode: 2,
       error: '--only "nobody@acme.test" matched no record: not a source id, e-mail or department path in the sources or on the platform (check the id with `orgsync explain`)',
     });
+    // The caller's error, not the sync's: no failed run counted (no OrgsyncSyncFailing page), still ready.
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/^orgsync_runs_total\{result="failed",sync_id="[^"]+"\} 0$/m);
+    expect(metrics).toMatch(/^orgsync_runs_total\{result="success",sync_id="[^"]+"\} 1$/m);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
     // Malformed selectors never start a run: empty, a bare @domain, only slashes.
     for (const [query, message] of [
