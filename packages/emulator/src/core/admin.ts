@@ -136,6 +136,15 @@ export function registerCoreAdminRoutes(admin: FastifyInstance, ctx: EmulatorCon
     return reply.code(204).send();
   });
   admin.get('/_emulator/requests', async () => ({ requests: faults.requests() }));
+  // Revokes a tenant's ek_ key while running (until a restart re-applies the seed): from the next request on it is
+  // 401 invalid_api_key, as an unknown key is.
+  const revokeKey = ctx.db.prepare('DELETE FROM emu_api_keys WHERE key_hash = ?');
+  admin.post('/_emulator/api-keys/revoke', async (req) => {
+    const body = req.body as { key?: unknown } | undefined;
+    if (!body || typeof body !== 'object' || typeof body.key !== 'string' || body.key === '') throw new ApiError(400, 'invalid_argument', 'key: required (the full ek_ key)');
+    if (revokeKey.run(hashSecret(body.key)).changes === 0) throw new ApiError(404, 'not_found', 'no such API key');
+    return { revoked: true };
+  });
   admin.delete('/_emulator/requests', async (_req, reply) => {
     faults.resetCounts();
     return reply.code(204).send();

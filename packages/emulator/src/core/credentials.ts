@@ -102,6 +102,9 @@ export function bearerToken(req: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
+/** How a 429's message names a credential's own limit, by principal kind. */
+const LIMIT_NAMES = { api_key: 'api key', session_token: 'session token', app_token: 'tenant' } as const;
+
 const KIND_FIELD = { api_key: 'apiKey', session_token: 'sessionToken', app_token: 'appToken' } as const;
 
 /** Builds the `authorize(routeAuth)` hook factory of a context. */
@@ -121,11 +124,17 @@ export function makeAuthorize(
     req.principal = principal;
 
     const l = limits();
-    const buckets = [{ key: `tenant:${principal.tenantId}`, ratePerSecond: l.per_tenant }];
+    const tenantBucket = `tenant:${principal.tenantId}`;
+    const buckets = [{ key: tenantBucket, ratePerSecond: l.per_tenant }];
     if (principal.kind === 'api_key') buckets.push({ key: `cred:${principal.credentialId}`, ratePerSecond: l.per_api_key });
     if (principal.kind === 'session_token') buckets.push({ key: `cred:${principal.credentialId}`, ratePerSecond: l.per_session_token });
-    const retryAfter = limiter.take(buckets);
-    if (retryAfter > 0) throw new ApiError(429, 'rate_limited', 'rate limit exceeded', { 'retry-after': String(retryAfter) });
+    const { retryAfterSeconds, refused } = limiter.takeOrRefuse(buckets);
+    if (retryAfterSeconds > 0) {
+      // The message names the limit hit, the tenant's first (docs/decisions.md, "Which limit a 429 names"): a client
+      // with several keys pauses all of them on the tenant's, only the one key on its own.
+      const which = refused.includes(tenantBucket) ? 'tenant' : LIMIT_NAMES[principal.kind];
+      throw new ApiError(429, 'rate_limited', `rate limit exceeded: ${which}`, { 'retry-after': String(retryAfterSeconds) });
+    }
 
     const required = auth[KIND_FIELD[principal.kind]];
     if (required === undefined) throw new ApiError(403, 'scope_denied', 'this kind of credential is not accepted here');

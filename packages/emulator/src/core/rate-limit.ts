@@ -17,19 +17,27 @@ export class TokenBucketLimiter implements RateLimiter {
   constructor(private readonly clock: Clock) {}
 
   take(requests: { key: string; ratePerSecond: number }[]): number {
+    return this.takeOrRefuse(requests).retryAfterSeconds;
+  }
+
+  takeOrRefuse(requests: { key: string; ratePerSecond: number }[]): { retryAfterSeconds: number; refused: string[] } {
     const now = this.clock.now();
     let waitMs = 0;
     const active: Bucket[] = [];
+    const refused: string[] = [];
     for (const { key, ratePerSecond } of requests) {
       if (!(ratePerSecond > 0)) continue;
       const bucket = this.refill(key, ratePerSecond, now);
-      if (bucket.tokens < 1) waitMs = Math.max(waitMs, ((1 - bucket.tokens) / ratePerSecond) * 1000);
+      if (bucket.tokens < 1) {
+        waitMs = Math.max(waitMs, ((1 - bucket.tokens) / ratePerSecond) * 1000);
+        refused.push(key);
+      }
       active.push(bucket);
     }
     // All or none: a refused request does not use up the budget of the other buckets.
-    if (waitMs > 0) return Math.max(1, Math.ceil(waitMs / 1000));
+    if (waitMs > 0) return { retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)), refused };
     for (const bucket of active) bucket.tokens -= 1;
-    return 0;
+    return { retryAfterSeconds: 0, refused };
   }
 
   private refill(key: string, rate: number, now: number): Bucket {

@@ -106,6 +106,11 @@ export interface RateLimiter {
    * seconds (>= 1). A rate of 0 means that bucket is off.
    */
   take(buckets: { key: string; ratePerSecond: number }[]): number;
+  /**
+   * As `take`, and also says which buckets refused (their keys, in the order given; empty when allowed), so that a
+   * 429 can name the limit it hit (docs/decisions.md: "Which limit a 429 names").
+   */
+  takeOrRefuse(buckets: { key: string; ratePerSecond: number }[]): { retryAfterSeconds: number; refused: string[] };
 }
 
 /** One API area of the emulator. */

@@ -63,6 +63,20 @@ describe('admin routes', () => {
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
+  test('POST /_emulator/api-keys/revoke: the key is refused (401 invalid_api_key) from then on; the tenant\'s other keys work', async () => {
+    expect((await emu.request('GET', `${O}/departments`, { token: K })).status).toBe(200);
+    const res = await emu.request('POST', '/_emulator/api-keys/revoke', { ...adm, body: { key: K } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ revoked: true });
+    const refused = await emu.request('GET', `${O}/departments`, { token: K });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe('invalid_api_key');
+    expect((await emu.request('GET', `${O}/departments`, { token: TEST_KEYS.acmeRead })).status).toBe(200);
+    expect((await emu.request('POST', '/_emulator/api-keys/revoke', { ...adm, body: { key: K } })).status).toBe(404);
+    expect((await emu.request('POST', '/_emulator/api-keys/revoke', { ...adm, body: {} })).status).toBe(400);
+    expect((await emu.request('POST', '/_emulator/api-keys/revoke', { token: K, body: { key: TEST_KEYS.acmeRead } })).status).toBe(401);
+  });
+
   test('a 500 fault is internal_error', async () => {
     await emu.request('PUT', '/_emulator/faults', { ...adm, body: { probability: 1, statuses: [500] } });
     const res = await emu.request('GET', `${O}/departments`, { token: K });

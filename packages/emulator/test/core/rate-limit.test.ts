@@ -24,6 +24,8 @@ describe('rate limits', () => {
     const res = await emu.request('GET', LIST, { token: TEST_KEYS.acmeRw });
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('rate_limited');
+    // The message names the limit hit (docs/decisions.md, "Which limit a 429 names").
+    expect(res.body.error.message).toBe('rate limit exceeded: api key');
     expect(res.headers.get('retry-after')).toBe('1');
     // Another key of the same tenant has its own bucket.
     expect((await emu.request('GET', LIST, { token: TEST_KEYS.acmeRead })).status).toBe(200);
@@ -50,8 +52,18 @@ describe('rate limits', () => {
     expect((await emu.request('GET', LIST, { token: TEST_KEYS.acmeRead })).status).toBe(200);
     const res = await emu.request('GET', LIST, { token: TEST_KEYS.acmeRead });
     expect(res.status).toBe(429);
+    expect(res.body.error.message).toBe('rate limit exceeded: tenant');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await emu.request('GET', LIST, { token: TEST_KEYS.globexRw })).status).toBe(200);
+  });
+
+  test('a 429 over both the key\'s and the tenant\'s limit names the tenant', async () => {
+    const clock = new ManualClock();
+    emu = await startTestEmulator(orgTestSeed({ per_api_key: 2, per_tenant: 2 }), { clock });
+    expect(await burst(2, TEST_KEYS.acmeRw)).toEqual([200, 200]);
+    const res = await emu.request('GET', LIST, { token: TEST_KEYS.acmeRw });
+    expect(res.status).toBe(429);
+    expect(res.body.error.message).toBe('rate limit exceeded: tenant');
   });
 
   test('per session token (principal kind session_token)', async () => {
@@ -60,7 +72,9 @@ describe('rate limits', () => {
     const principal: Principal = { kind: 'session_token', tenantId: 1001, scopes: new Set(['tenant.org.read']), credentialId: 'st-x' };
     emu.ctx.credentials.add({ matches: (t) => t === 'test-session', resolve: () => principal });
     expect(await burst(2, 'test-session')).toEqual([200, 200]);
-    expect((await emu.request('GET', LIST, { token: 'test-session' })).status).toBe(429);
+    const limited = await emu.request('GET', LIST, { token: 'test-session' });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.message).toBe('rate limit exceeded: session token');
     // API keys are not limited by the session-token rate.
     expect(await burst(3, TEST_KEYS.acmeRw)).toEqual([200, 200, 200]);
   });
