@@ -15,6 +15,14 @@ import { formatPath, formatZodIssues } from './zod-errors.js';
 export const SECRET_KEYS = new Set(['api_key', 'password', 'bind_password', 'token', 'client_secret', 'secret']);
 
 /**
+ * Whether `key` at `path` holds a secret: a SECRET_KEYS name anywhere, and `key` in an entry of `platform.api_keys`
+ * (elsewhere `key` / `key_file` are no secrets: a Google service account's `key_file` is a path the source reads).
+ */
+export function isSecretKey(path: readonly (string | number)[], key: string): boolean {
+  return SECRET_KEYS.has(key) || (key === 'key' && path.length === 3 && path[0] === 'platform' && path[1] === 'api_keys');
+}
+
+/**
  * The limits a config document must stay within (the `yaml` package's own guard against alias bombs, and a size
  * no real config comes near): past them the config is refused as invalid (exit 2), never parsed further.
  */
@@ -32,7 +40,7 @@ export function resolveConfigPath(config: Pick<Config, 'meta'>, path: string): s
 
 interface LoadContext {
   env: Record<string, string | undefined>;
-  /** false: leave platform.api_key / api_key_file out (commands that never call the platform, e.g. sources check). */
+  /** false: leave platform.api_key / api_key_file / api_keys out (commands that never call the platform, e.g. sources check). */
   platformSecrets: boolean;
   /** Unreadable or empty `*_file` secrets, reported together after the walk. */
   secretProblems: string[];
@@ -88,8 +96,8 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
       const base = key.endsWith('_file') ? key.slice(0, -5) : undefined;
-      if (!ctx.platformSecrets && path.length === 1 && path[0] === 'platform' && SECRET_KEYS.has(base ?? key)) continue;
-      if (base !== undefined && SECRET_KEYS.has(base)) {
+      if (!ctx.platformSecrets && path.length === 1 && path[0] === 'platform' && (SECRET_KEYS.has(base ?? key) || key === 'api_keys')) continue;
+      if (base !== undefined && isSecretKey(path, base)) {
         if (typeof value !== 'string') throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: expected a file path`);
         if ((node as Record<string, unknown>)[base] !== undefined) {
           throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: give either ${base} or ${key}, not both`);
@@ -117,9 +125,9 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
         // placeholder password, BambooHR's "x" beside an API key user name, is not a secret).
         throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: give the secret from the environment ("\${VAR}") or a file (${key}_file), not in the config`);
       }
-      const secretish = inSecret || SECRET_KEYS.has(key) || key === 'headers';
+      const secretish = inSecret || isSecretKey(path, key) || key === 'headers';
       const v = walk(value, [...path, key], ctx, secretish);
-      if (SECRET_KEYS.has(key) && typeof v === 'string' && v !== '') ctx.secrets.add(v);
+      if (isSecretKey(path, key) && typeof v === 'string' && v !== '') ctx.secrets.add(v);
       out[key] = v;
     }
     return out;

@@ -5,8 +5,29 @@ export const platformConfigSchema = z
   .strictObject({
     base_url: z.url().describe('Base address of the platform; paths /api/external/v1/... are appended.'),
     api_key: z.string().min(1).optional().describe('The ek_ API key (scopes tenant.org.read and tenant.org.write). Use ${ENV} or api_key_file.'),
-    requests_per_second: z.number().positive().max(10_000).default(100).describe('Pacing: requests per second for this key (the platform allows 100 per key).'),
-    concurrency: z.number().int().min(1).max(64).default(8).describe('Writes in flight at once.'),
+    api_keys: z
+      .array(
+        z
+          .strictObject({
+            key: z.string().min(1).describe('The ek_ API key: "${ENV}" or key_file.'),
+          })
+          .describe('One API key of the tenant: `key` or `key_file` (a Secret mount).'),
+      )
+      .min(1)
+      .optional()
+      .describe(
+        'Several ek_ API keys of the same tenant (each {key} or {key_file}); requests are spread over them (and api_key, when also given), each paced at requests_per_second, all together at most tenant_requests_per_second.',
+      ),
+    requests_per_second: z.number().positive().max(10_000).default(100).describe('Pacing: requests per second for each key (the platform allows 100 per key).'),
+    tenant_requests_per_second: z
+      .number()
+      .positive()
+      .max(10_000)
+      .default(100)
+      .describe(
+        "The share of the tenant's request budget (500/s on the platform) this sync may use with all its keys together; never below requests_per_second. Default 100, not 500: the tenant's agents and other integrations share that budget.",
+      ),
+    concurrency: z.number().int().min(1).max(64).default(8).describe('Writes in flight at once; with several keys raise it with the total rate (docs/operations.md, "Several API keys").'),
     timeout_ms: z.number().int().min(100).default(30_000).describe('Per-request timeout.'),
     max_attempts: z.number().int().min(1).max(20).default(6).describe('Attempts per request for 429, 500 and timeouts; an outage (refused or reset connections, 502/503/504) is retried until max_retry_time_ms is spent.'),
     max_retry_time_ms: z.number().int().min(0).default(120_000).describe('Total time budget for retries of one request.'),

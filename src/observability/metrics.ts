@@ -35,6 +35,10 @@ export interface ClientMetricsObserver {
   onRetry(reason: string): void;
   onRateLimited(): void;
   onThrottled(seconds: number): void;
+  /** `key`: a key fingerprint (first 8 hex of its SHA-256), never the key. */
+  onKeyRequest(key: string): void;
+  onKeyRateLimited(key: string): void;
+  onKeyDropped(key: string): void;
 }
 
 /** Build facts for orgsync_build_info. */
@@ -63,6 +67,12 @@ export class OrgsyncMetrics {
   readonly triggerUnauthorizedTotal: Counter;
   readonly apiThrottledSecondsTotal: Counter;
   readonly apiRetriesTotal: Counter<'reason'>;
+  /** Requests sent per platform key (label `key`: its fingerprint, never the key). */
+  readonly platformKeyRequestsTotal: Counter<'key'>;
+  /** 429s per platform key. */
+  readonly platformKeyRateLimitedTotal: Counter<'key'>;
+  /** Keys dropped from a run after the platform refused them (401/403). */
+  readonly platformKeyDroppedTotal: Counter<'key'>;
   readonly mirrorWatermarkAgeSeconds: Gauge<'entity'>;
   readonly removalsBlockedTotal: Counter<'guard'>;
   readonly guardRefusalsTotal: Counter<'guard'>;
@@ -117,6 +127,19 @@ export class OrgsyncMetrics {
     this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: 'Platform API answers 429 (rate limited).', registers });
     this.triggerUnauthorizedTotal = new Counter({ name: `${p}trigger_unauthorized_total`, help: 'Requests to the daemon\'s trigger endpoints (POST /sync) refused with 401: no or a wrong bearer token.', registers });
     this.apiThrottledSecondsTotal = new Counter({ name: `${p}api_throttled_seconds_total`, help: 'Time spent waiting on pacing and Retry-After.', registers });
+    this.platformKeyRequestsTotal = new Counter({
+      name: `${p}platform_key_requests_total`,
+      help: 'Platform API requests sent per API key; the label key is the first 8 hex digits of the key\'s SHA-256, never the key.',
+      labelNames: ['key'],
+      registers,
+    });
+    this.platformKeyRateLimitedTotal = new Counter({ name: `${p}platform_key_rate_limited_total`, help: 'Platform API answers 429 per API key (key fingerprint).', labelNames: ['key'], registers });
+    this.platformKeyDroppedTotal = new Counter({
+      name: `${p}platform_key_dropped_total`,
+      help: 'API keys dropped from a run because the platform refused them (401, 403 scope_denied); the run goes on with the other keys.',
+      labelNames: ['key'],
+      registers,
+    });
     this.apiRetriesTotal = new Counter({ name: `${p}api_retries_total`, help: 'Platform API request retries by reason (rate_limited, server, network, timeout).', labelNames: ['reason'], registers });
     this.mirrorWatermarkAgeSeconds = new Gauge({
       name: `${p}mirror_watermark_age_seconds`,
@@ -203,6 +226,9 @@ export class OrgsyncMetrics {
       onThrottled: (seconds) => {
         if (seconds > 0) this.apiThrottledSecondsTotal.inc(seconds);
       },
+      onKeyRequest: (key) => this.platformKeyRequestsTotal.inc({ key }),
+      onKeyRateLimited: (key) => this.platformKeyRateLimitedTotal.inc({ key }),
+      onKeyDropped: (key) => this.platformKeyDroppedTotal.inc({ key }),
     };
   }
 

@@ -13,7 +13,8 @@ import type { EntityKind, ListPage, PlatformDepartment, PlatformMember, Platform
 import { monotonicNow, systemClock, type Clock } from '../shared/clock.js';
 import { OrgsyncError } from '../shared/errors.js';
 import { errorFromResponse, isPlatformError, parseRetryAfter, platformError, type PlatformError, type RequestTarget } from './errors.js';
-import { Semaphore, sharedBucket, type TokenBucket } from './pacing.js';
+import { KeyPool, namesTenant, type PoolKey } from './key-pool.js';
+import { Semaphore, type TokenBucket } from './pacing.js';
 import type {
   CallOptions,
   ClientObserver,
@@ -49,8 +50,15 @@ export interface PlatformClientOptions {
   baseUrl: string;
   /** The bearer credential (ek_ key or st_ token). */
   credential: string;
-  /** Pacing rate of this credential (default 100, the platform's per-key limit). */
+  /**
+   * More credentials of the same tenant (platform.api_keys): requests are spread over `credential` and these, each
+   * paced at `requestsPerSecond`, all together at most `tenantRequestsPerSecond` (./key-pool.ts).
+   */
+  moreCredentials?: readonly string[];
+  /** Pacing rate of each credential (default 100, the platform's per-key limit). */
   requestsPerSecond?: number;
+  /** The share of the tenant's budget for all credentials together (default: no bound beyond the keys' own). */
+  tenantRequestsPerSecond?: number;
   /** Tokens spendable at once after idling (default 1). */
   burst?: number;
   /** Requests in flight at once (default 8). */
@@ -64,7 +72,7 @@ export interface PlatformClientOptions {
   random?: () => number;
   /** An undici dispatcher to use instead of the client's own keep-alive Agent (tests: MockAgent). Not closed by close(). */
   dispatcher?: Dispatcher;
-  /** A token bucket to use instead of the process-wide one of this credential. */
+  /** A token bucket to use instead of the process-wide one of this credential (one credential only). */
   bucket?: TokenBucket;
   observer?: ClientObserver;
   userAgent?: string;
@@ -98,7 +106,7 @@ export class PlatformClient implements OrgPlatformPort {
   private readonly ownsDispatcher: boolean;
   private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly bucket: TokenBucket;
+  private readonly keys: KeyPool;
   private readonly inflight: Semaphore;
   private readonly timeoutMs: number;
   private readonly policy: RetryPolicy;
@@ -116,8 +124,12 @@ export class PlatformClient implements OrgPlatformPort {
     this.inflight = new Semaphore(concurrency);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.observer = options.observer ?? {};
-    const bucketOptions = { ratePerSecond: options.requestsPerSecond ?? 100, burst: options.burst ?? 1 };
-    this.bucket = options.bucket ?? sharedBucket(this.clock, options.credential, bucketOptions);
+    this.keys = new KeyPool(this.clock, [options.credential, ...(options.moreCredentials ?? [])], {
+      ratePerSecond: options.requestsPerSecond ?? 100,
+      burst: options.burst ?? 1,
+      ...(options.tenantRequestsPerSecond !== undefined ? { tenantRatePerSecond: options.tenantRequestsPerSecond } : {}),
+      ...(options.bucket ? { bucket: options.bucket } : {}),
+    });
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
@@ -129,10 +141,19 @@ export class PlatformClient implements OrgPlatformPort {
         connect: { timeout: this.timeoutMs },
       });
     this.headers = {
-      authorization: `Bearer ${options.credential}`,
       accept: 'application/json',
       'user-agent': options.userAgent ?? 'orgsync',
     };
+  }
+
+  /** The fingerprints of the keys still in use (dropped ones left out), in configuration order. */
+  activeKeys(): string[] {
+    return this.keys.active().map((k) => k.fingerprint);
+  }
+
+  /** Puts back every key dropped after a refusal: a new run tries each configured key again. */
+  restoreKeys(): void {
+    this.keys.restore();
   }
 
   /** Closes the keep-alive connections (when the client created them). */
@@ -202,24 +223,39 @@ export class PlatformClient implements OrgPlatformPort {
     const started = monotonicNow(this.clock);
     for (let attempt = 1; ; attempt += 1) {
       let failure: PlatformError;
+      // Set before any attempt; a failure without a key (an abort while waiting) is no PlatformError and is rethrown.
+      let key!: PoolKey;
       const release = await this.inflight.acquire();
       try {
-        const waited = await this.bucket.acquire(signal);
-        if (waited > 0) this.observer.onThrottled?.(waited / 1000);
+        const slot = await this.keys.acquire(signal);
+        key = slot.key;
+        if (slot.waited > 0) this.observer.onThrottled?.(slot.waited / 1000);
         options?.beforeAttempt?.();
-        return await this.attempt(spec, schema, signal);
+        this.observer.onKeyRequest?.(key.fingerprint);
+        return await this.attempt(spec, schema, signal, key);
       } catch (err) {
         if (!isPlatformError(err)) throw err;
         failure = err;
       } finally {
         release();
       }
+      // A key the platform refuses is dropped and the request goes to another key (not counted as an attempt);
+      // the last key's refusal is the caller's, as with one key (the applier stops: credential_refused, scope_denied).
+      if (failure.kind === 'unauthorized' || failure.kind === 'scope_denied') {
+        const dropped = this.keys.drop(key);
+        if (dropped === 'dropped') this.observer.onKeyDropped?.(key.fingerprint, failure.status, failure.code);
+        if (dropped !== 'last') {
+          attempt -= 1;
+          continue;
+        }
+      }
       const delay = nextDelay(this.policy, failure, attempt, monotonicNow(this.clock) - started, this.random);
       if (failure.status === 429) {
         this.observer.onRateLimited?.();
-        // The pause holds every request of this credential (even when this one gives up); a retry then waits for
-        // the bucket like any other request.
-        this.bucket.pause(delay ?? failure.retryAfterMs ?? this.policy.baseDelayMs);
+        this.observer.onKeyRateLimited?.(key.fingerprint);
+        // The pause holds every request of this key, or of every key when the tenant's limit was hit (even when
+        // this one gives up); a retry then waits for a slot like any other request.
+        this.keys.rateLimited(key, delay ?? failure.retryAfterMs ?? this.policy.baseDelayMs, namesTenant(failure.message));
       }
       if (delay === undefined || options?.noRetry?.aborted) throw failure;
       this.observer.onRetry?.(retryReason(failure)!);
@@ -241,9 +277,9 @@ export class PlatformClient implements OrgPlatformPort {
   }
 
   /** One HTTP attempt, mapped to a value or a PlatformError. */
-  private async attempt(spec: RequestSpec, schema: z.ZodType | undefined, signal: AbortSignal | undefined): Promise<unknown> {
+  private async attempt(spec: RequestSpec, schema: z.ZodType | undefined, signal: AbortSignal | undefined, key: PoolKey): Promise<unknown> {
     const target: RequestTarget = { method: spec.method, route: spec.route, url: this.origin + this.basePath + spec.path };
-    const headers: Record<string, string> = { ...this.headers };
+    const headers: Record<string, string> = { authorization: `Bearer ${key.credential}`, ...this.headers };
     let body: string | undefined;
     if (spec.body !== undefined) {
       body = JSON.stringify(spec.body);
@@ -370,21 +406,24 @@ function queryString(query: ListParams | undefined): string {
 }
 
 /**
- * Builds the client from the `platform:` config block. A missing api_key is a config error naming `configFile`
- * (the config file's path, when known).
+ * Builds the client from the `platform:` config block: its keys are `api_key` and every `api_keys` entry (a key
+ * given twice counts once). No key at all is a config error naming `configFile` (the config file's path, when known).
  */
 export function createPlatformClient(
   config: PlatformConfig,
   deps: Pick<PlatformClientOptions, 'clock' | 'random' | 'dispatcher' | 'observer' | 'bucket'> = {},
   configFile?: string,
 ): PlatformClient {
-  if (!config.api_key) {
+  const keys = [...new Set([...(config.api_key ? [config.api_key] : []), ...(config.api_keys ?? []).map((k) => k.key)])];
+  if (keys.length === 0) {
     throw new OrgsyncError('CONFIG_INVALID', `${configFile ? `${configFile}: ` : ''}platform.api_key: required (or platform.api_key_file)`);
   }
   return new PlatformClient({
     baseUrl: config.base_url,
-    credential: config.api_key,
+    credential: keys[0]!,
+    moreCredentials: keys.slice(1),
     requestsPerSecond: config.requests_per_second,
+    tenantRequestsPerSecond: config.tenant_requests_per_second,
     concurrency: config.concurrency,
     timeoutMs: config.timeout_ms,
     retry: { maxAttempts: config.max_attempts, maxRetryTimeMs: config.max_retry_time_ms },

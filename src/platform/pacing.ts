@@ -69,6 +69,22 @@ export class TokenBucket {
     }
   }
 
+  /**
+   * The earliest time (this bucket's monotonic ms) a request could be sent from `now` on without reserving it: the
+   * later of now, the end of a pause and the next free slot. For pacing over several buckets at once (./key-pool.ts).
+   */
+  earliest(now: number): number {
+    return Math.max(now, this.pausedUntilMs, this.tat - this.burstMs);
+  }
+
+  /**
+   * Reserves the slot of a request sent at `at` (at least `earliest(now)`): the same bookkeeping as `acquire`, for a
+   * caller that waits itself because the request needs slots in several buckets at the same time.
+   */
+  reserve(at: number): void {
+    this.tat = Math.max(this.tat, at) + this.intervalMs;
+  }
+
   /** Pauses every request of this bucket for `ms` from now (a 429's Retry-After); pauses only ever extend. */
   pause(ms: number): void {
     const until = this.t() + Math.max(0, ms);

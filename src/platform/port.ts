@@ -111,4 +111,10 @@ export interface ClientObserver {
   onRateLimited?(): void;
   /** A request waited for the token bucket this long. */
   onThrottled?(seconds: number): void;
+  /** An attempt is sent with the key of this fingerprint (first 8 hex of its SHA-256; never the key). */
+  onKeyRequest?(key: string): void;
+  /** The key of this fingerprint got a 429. */
+  onKeyRateLimited?(key: string): void;
+  /** The key of this fingerprint was refused (401, or 403 with `code`) and dropped; the request goes to another key. */
+  onKeyDropped?(key: string, status: number, code: string): void;
 }

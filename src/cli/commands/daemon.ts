@@ -147,6 +147,8 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   const phones = new PhoneCacheStore(db);
   const stats = { requests: 0, rateLimited: 0 };
   const observer = metrics.clientObserver();
+  // The current run's logger (its run_id), for what the client reports between runs' own log lines.
+  let runLog: Logger = logger;
   let client: PlatformClient;
   try {
     client = createPlatformClient(config.platform, {
@@ -162,6 +164,12 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
           observer.onRateLimited();
         },
         onThrottled: (seconds) => observer.onThrottled(seconds),
+        onKeyRequest: (key) => observer.onKeyRequest(key),
+        onKeyRateLimited: (key) => observer.onKeyRateLimited(key),
+        onKeyDropped: (key, status, code) => {
+          observer.onKeyDropped(key);
+          runLog.warn({ key, status, code: code || undefined, keys_left: client.activeKeys().length }, 'platform key refused: dropped from this run, continuing on the other keys');
+        },
       },
     });
   } catch (err) {
@@ -203,6 +211,9 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
         runId ??= this.lastRunId;
         log = logger.child({ run_id: this.lastRunId });
       }
+      runLog = log;
+      // A key refused in an earlier run is tried again: it may have been given its scope back.
+      client.restoreKeys();
       if (!readOnly && !lease.isHeld) {
         // An earlier run lost the lease (fencing): take it again, or be refused while the other process holds it.
         lease.acquire();

@@ -1,0 +1,208 @@
+/**
+ * Issue 19 point 1, end to end: several API keys of one tenant against the emulator with its per-key (100/s) and
+ * per-tenant (500/s) limits on. The same final state as one key, zero 429s, requests spread over the keys, parents
+ * written before children; a key revoked mid-run is dropped and the run completes on the others; with no key left
+ * the run stops as with one refused key.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { runOnce, type RunSummary } from '../../src/daemon/run-once.js';
+import type { DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
+import { openStateDb } from '../../src/mirror/db.js';
+import { Mirror } from '../../src/mirror/mirror.js';
+import { OwnershipStore } from '../../src/mirror/ownership.js';
+import { createPlatformClient } from '../../src/platform/client.js';
+import { keyFingerprint } from '../../src/platform/key-pool.js';
+import { systemClock } from '../../src/shared/clock.js';
+import { silentLogger } from '../../src/shared/logger.js';
+import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/temp.js';
+import { ADA, ADMIN, expectedView, org, type OrgView } from './harness.js';
+
+const KEYS = [1, 2, 3, 4, 5].map((n) => `ek_acmemk${n}_0123456789abcdef${n}`);
+const REAL_LIMITS = { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 };
+
+/** 3 levels of departments (children depend on parents), 5 positions, `members` members. */
+function bigOrg(members: number): DesiredState {
+  const departments: [string, string, string?][] = [];
+  for (let a = 0; a < 4; a++) {
+    departments.push([`d${a}`, `Division ${a}`]);
+    for (let b = 0; b < 3; b++) {
+      departments.push([`d${a}-${b}`, `Group ${a}.${b}`, `d${a}`]);
+      for (let c = 0; c < 2; c++) departments.push([`d${a}-${b}-${c}`, `Team ${a}.${b}.${c}`, `d${a}-${b}`]);
+    }
+  }
+  const leaves = departments.filter(([id]) => id.split('-').length === 3).map(([id]) => id);
+  const spec = {
+    departments,
+    positions: [0, 1, 2, 3, 4].map((p): [string, string] => [`p${p}`, `Role ${p}`]),
+    members: Array.from({ length: members }, (_, i): [string, string, string, string] => [`u${i}`, `Person ${i}`, `person.${i}@acme.test`, leaves[i % leaves.length]!]),
+  };
+  return org(spec);
+}
+
+function seedWithKeys(): Record<string, unknown> {
+  const seed = orgTestSeed(REAL_LIMITS) as { tenants: { api_keys: { key: string; scopes: string[] }[] }[] };
+  seed.tenants[0]!.api_keys.push(...KEYS.map((key) => ({ key, scopes: ['tenant.org.read', 'tenant.org.write'] })));
+  return seed as unknown as Record<string, unknown>;
+}
+
+interface Counts {
+  requests: number;
+  rateLimited: number;
+  byKey: Map<string, number>;
+  dropped: string[];
+  /** Requests sent on a key after it was dropped. */
+  afterDrop: number;
+}
+
+/** One sync against `emu` with the `platform:` lines given; runs once, then plans again (must be empty). */
+async function syncOnce(
+  emu: TestEmulator,
+  platformYaml: string,
+  desired: DesiredState,
+  onKeyRequest?: (key: string, counts: Counts) => void,
+  counts: Counts = { requests: 0, rateLimited: 0, byKey: new Map(), dropped: [], afterDrop: 0 },
+): Promise<{ summary: RunSummary; second: RunSummary; counts: Counts }> {
+  const dir = tempDir('orgsync-keys-e2e-');
+  const config = parseConfig(`platform:\n  base_url: ${emu.url}\n${platformYaml}  max_retry_time_ms: 20000\nstate:\n  path: ${join(dir, 'state.db')}\nsync:\n  id: hr-sync\n`, join(dir, 'orgsync.yaml'), {});
+  const client = createPlatformClient(config.platform, {
+    observer: {
+      onResponse: () => (counts.requests += 1),
+      onRateLimited: () => (counts.rateLimited += 1),
+      onKeyRequest: (key) => {
+        counts.byKey.set(key, (counts.byKey.get(key) ?? 0) + 1);
+        if (counts.dropped.includes(key)) counts.afterDrop += 1;
+        onKeyRequest?.(key, counts);
+      },
+      onKeyDropped: (key) => counts.dropped.push(key),
+    },
+    random: () => 0.1,
+  });
+  const db = openStateDb(config.state.path);
+  try {
+    const deps = {
+      config,
+      client,
+      mirror: new Mirror(db),
+      ownership: new OwnershipStore(db, config.sync.id),
+      logger: silentLogger,
+      clock: systemClock,
+      readDesiredState: async () => structuredClone(desired),
+      callStats: () => ({ requests: counts.requests, rateLimited: counts.rateLimited }),
+    };
+    const summary = await runOnce(deps, { mode: 'apply' });
+    const second = await runOnce(deps, { mode: 'plan' });
+    return { summary, second, counts };
+  } finally {
+    db.close();
+    await client.close();
+  }
+}
+
+/** The tenant's organisation as the test compares it, read with the seed's own key. */
+async function view(emu: TestEmulator): Promise<OrgView> {
+  const list = async <T>(entity: string): Promise<T[]> => {
+    const out: T[] = [];
+    let cursor = '';
+    for (;;) {
+      const res = await emu.request('GET', `/api/external/v1/org/${entity}?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: TEST_KEYS.acmeRw });
+      expect(res.status).toBe(200);
+      out.push(...(res.body.items as T[]));
+      if (!res.body.has_more) return out;
+      cursor = res.body.next_cursor;
+    }
+  };
+  const depts = await list<PlatformDepartment>('departments');
+  const byId = new Map(depts.map((d) => [d.id, d]));
+  const v: OrgView = { departments: {}, positions: {}, members: {} };
+  for (const d of depts) if (d.depth > 0) v.departments[d.path] = { third: d.third_department_id, managedBy: String(d.metadata.managed_by ?? '') };
+  for (const p of await list<PlatformPosition>('positions')) v.positions[p.third_position_id || p.id] = { name: p.name, managedBy: String(p.metadata.managed_by ?? '') };
+  for (const m of await list<PlatformMember>('members')) v.members[m.third_user_id || m.email] = { name: m.display_name, email: m.email, department: byId.get(m.department_id)?.path ?? '', status: m.status };
+  return v;
+}
+
+/** The emulator's answers by status (GET /_emulator/requests). */
+async function statuses(emu: TestEmulator): Promise<Map<number, number>> {
+  const res = await emu.request('GET', '/_emulator/requests', { token: ADMIN });
+  const out = new Map<number, number>();
+  for (const r of res.body.requests as { status: number; count: number }[]) out.set(r.status, (out.get(r.status) ?? 0) + r.count);
+  return out;
+}
+
+const keysYaml = (keys: readonly string[]) => `  api_keys:\n${keys.map((k) => `    - key: ${k}\n`).join('')}`;
+
+const emulators: TestEmulator[] = [];
+async function emulator(): Promise<TestEmulator> {
+  const emu = await startTestEmulator(seedWithKeys(), { adminToken: ADMIN });
+  emulators.push(emu);
+  return emu;
+}
+afterEach(async () => {
+  for (const e of emulators.splice(0)) await e.close();
+});
+
+describe('several API keys of one tenant, emulator limits on (100/s per key, 500/s per tenant)', () => {
+  it('5 keys at 100/s with a 500/s share: the same final state as one key, zero 429s, every key used, parents before children', { timeout: 90_000 }, async () => {
+    const desired = bigOrg(260);
+    const expected = { ...expectedView(desired), members: { ...ADA, ...expectedView(desired).members } };
+
+    const one = await emulator();
+    const single = await syncOnce(one, `  api_key: ${KEYS[0]}\n`, desired);
+    expect(single.summary.exitCode).toBe(0);
+
+    const many = await emulator();
+    const multi = await syncOnce(many, `${keysYaml(KEYS)}  tenant_requests_per_second: 500\n  concurrency: 16\n`, desired);
+    expect(multi.summary.exitCode).toBe(0);
+    expect(multi.summary.failures).toEqual([]);
+    expect(multi.second.plan.changes).toEqual([]);
+    // Zero 429s: none seen by the client, none answered by the emulator.
+    expect(multi.counts.rateLimited).toBe(0);
+    expect((await statuses(many)).get(429)).toBeUndefined();
+    // Parents before children: no department or member write was refused (a child before its parent is a 404 or 400).
+    expect([...(await statuses(many)).keys()].filter((s) => s >= 400)).toEqual([]);
+    // Spread over the keys: each carried about a fifth of the requests.
+    expect([...multi.counts.byKey.keys()].sort()).toEqual(KEYS.map(keyFingerprint).sort());
+    const total = [...multi.counts.byKey.values()].reduce((a, b) => a + b, 0);
+    for (const n of multi.counts.byKey.values()) expect(n).toBeGreaterThanOrEqual(Math.floor((total / 5) * 0.9));
+
+    const multiView = await view(many);
+    expect(multiView).toEqual(await view(one));
+    expect(multiView).toEqual(expected);
+  });
+
+  it('a key revoked mid-run is dropped with its fingerprint; the run completes on the others with the full state and no 429', { timeout: 60_000 }, async () => {
+    const emu = await emulator();
+    const desired = bigOrg(150);
+    const revoked = KEYS[1]!;
+    let revocation: Promise<unknown> | undefined;
+    const run = await syncOnce(emu, `${keysYaml(KEYS.slice(0, 3))}  tenant_requests_per_second: 300\n  concurrency: 12\n`, desired, (_key, counts) => {
+      const sent = [...counts.byKey.values()].reduce((a, b) => a + b, 0);
+      if (sent === 60 && !revocation) revocation = emu.request('POST', '/_emulator/api-keys/revoke', { token: ADMIN, body: { key: revoked } });
+    });
+    expect((await revocation) as { status: number }).toMatchObject({ status: 200 });
+    expect(run.summary.exitCode).toBe(0);
+    expect(run.summary.failures).toEqual([]);
+    expect(run.counts.dropped).toEqual([keyFingerprint(revoked)]);
+    expect(run.counts.afterDrop).toBe(0);
+    expect(run.counts.rateLimited).toBe(0);
+    const answered = await statuses(emu);
+    expect(answered.get(401)).toBeGreaterThanOrEqual(1);
+    expect(answered.get(429)).toBeUndefined();
+    expect(run.second.plan.changes).toEqual([]);
+    expect(await view(emu)).toEqual({ ...expectedView(desired), members: { ...ADA, ...expectedView(desired).members } });
+  });
+
+  it('with every key refused, the last refusal fails the run as one refused key does (exit 1, the same message)', { timeout: 30_000 }, async () => {
+    const emu = await emulator();
+    for (const key of KEYS.slice(0, 3)) expect((await emu.request('POST', '/_emulator/api-keys/revoke', { token: ADMIN, body: { key } })).status).toBe(200);
+    const counts: Counts = { requests: 0, rateLimited: 0, byKey: new Map(), dropped: [], afterDrop: 0 };
+    const refused = /^the platform rejected the credential \(GET \/org\/\w+: 401 invalid_api_key: invalid or expired credential\)$/;
+    await expect(syncOnce(emu, keysYaml(KEYS.slice(0, 3)), bigOrg(10), undefined, counts)).rejects.toThrow(refused);
+    // Two keys dropped with a warning each; the third, the last, is the run's failure.
+    expect(counts.dropped).toEqual([keyFingerprint(KEYS[0]!), keyFingerprint(KEYS[1]!)]);
+    // One key alone fails the same way.
+    await expect(syncOnce(emu, `  api_key: ${KEYS[2]}\n`, bigOrg(10))).rejects.toThrow(refused);
+  });
+});
