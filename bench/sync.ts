@@ -7,6 +7,10 @@
  * 3. 1% churn run (target: writes equal to the changes, no more)
  * 4. the same org at 5,000 members with the real limits (100/s per key): sustained write rate >= 95% of the limit,
  *    zero 429s
+ * 4b. `multi_key_sync` (issue 19): 20,000 members / 1,000 departments / 200 positions with 5 keys of one tenant at 100/s
+ *    each and a tenant share of 500/s, against the emulator's real limits (100/s per key, 500/s per tenant): target
+ *    >= 475 writes/s (95% of the budget), zero 429s, and >= 4.5x the single-key rate of `limited_sync` in the same run
+ *    (BENCH_ONLY=limited runs phases 4 and 4b alone)
  * 5. a plan for 1,000,000 synthetic members against an empty tenant, in a child process (target < 60 s, < 1.5 GB)
  * 6. `history_growth` (issue 22): the state DB's growth per 100,000 changes recorded in the per-record history, through
  *    the real recording path (an initial sync of the same org with the history on, ~105,000 writes), measured as the
@@ -46,6 +50,10 @@ const LIMITED_MEMBERS = Number(process.env.BENCH_LIMITED_MEMBERS ?? 5_000);
 /** Writes in flight (platform.concurrency; the default is 8). */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const PLAN_MEMBERS = Number(process.env.BENCH_PLAN_MEMBERS ?? 1_000_000);
+/** The multi-key phase: 5 more keys of the bench tenant, and its org and writes in flight. */
+const MULTI_KEYS = [1, 2, 3, 4, 5].map((n) => `ek_benchk${n}_0123456789abcdef`);
+const MULTI = { members: Number(process.env.BENCH_MULTI_MEMBERS ?? 20_000), departments: Number(process.env.BENCH_MULTI_DEPARTMENTS ?? 1_000), positions: Number(process.env.BENCH_MULTI_POSITIONS ?? 200) };
+const MULTI_CONCURRENCY = Number(process.env.BENCH_MULTI_CONCURRENCY ?? 16);
 
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
@@ -58,7 +66,7 @@ async function emulatorChild(limited: boolean): Promise<void> {
   let offsetMs = -2 * 3600_000;
   const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
   const limits = limited ? { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 } : { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 };
-  const seed = parseSeed({ tenants: [{ id: 1, name: 'Bench', api_keys: [{ key: KEY, scopes: ['tenant.org.read', 'tenant.org.write'] }] }], limits }, 'bench seed');
+  const seed = parseSeed({ tenants: [{ id: 1, name: 'Bench', api_keys: [KEY, ...MULTI_KEYS].map((key) => ({ key, scopes: ['tenant.org.read', 'tenant.org.write'] })) }], limits }, 'bench seed');
   const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: ADMIN, clock });
   process.on('message', (msg) => {
     if (msg === 'clock-now') {
@@ -107,9 +115,12 @@ async function resetRequests(url: string): Promise<void> {
 }
 
 /** One sync's parts against an emulator; `recordHistory`: record every write per record, as the CLI does. */
-function syncParts(url: string, dir: string, requestsPerSecond: number, recordHistory = false) {
+function syncParts(url: string, dir: string, requestsPerSecond: number, recordHistory = false, keys?: { keys: string[]; tenantRequestsPerSecond: number; concurrency: number }) {
+  const credentials = keys
+    ? `  api_keys:\n${keys.keys.map((k) => `    - key: ${k}\n`).join('')}  tenant_requests_per_second: ${keys.tenantRequestsPerSecond}\n  concurrency: ${keys.concurrency}\n`
+    : `  api_key: ${KEY}\n  concurrency: ${CONCURRENCY}\n`;
   const config = parseConfig(
-    `platform:\n  base_url: ${url}\n  api_key: ${KEY}\n  requests_per_second: ${requestsPerSecond}\n  concurrency: ${CONCURRENCY}\nstate:\n  path: ${join(dir, 'state.db')}\nsync:\n  id: bench\n`,
+    `platform:\n  base_url: ${url}\n${credentials}  requests_per_second: ${requestsPerSecond}\nstate:\n  path: ${join(dir, 'state.db')}\nsync:\n  id: bench\n`,
     join(dir, 'orgsync.yaml'),
     {},
   );
@@ -251,11 +262,72 @@ async function historyGrowth(dir: string): Promise<void> {
   }
 }
 
+/** Phases 4 and 4b: one key at the real limits, then five keys of the tenant at the real limits, side by side. */
+async function limitedPhases(dir: string): Promise<void> {
+  // 4. Real limits (100/s per key) at 5,000 members.
+  let { child, url } = await startChild(true);
+  const limited = desiredOf({ ...BIG, members: LIMITED_MEMBERS });
+  const lparts = syncParts(url, join(dir, 'limited'), 100);
+  const lrun = await lparts.run(limited);
+  const lwrites = writesOf(lrun.summary);
+  const rate = lwrites / lrun.applySeconds;
+  emit({
+    phase: 'limited_sync',
+    members: LIMITED_MEMBERS,
+    departments: BIG.departments,
+    positions: BIG.positions,
+    writes: lwrites,
+    apply_seconds: round(lrun.applySeconds),
+    writes_per_second: round(rate, 1),
+    limit_per_second: 100,
+    rate_limited_429s: lrun.summary.rateLimited,
+    target: { writes_per_second: 95, rate_limited_429s: 0 },
+    ok: rate >= 95 && lrun.summary.rateLimited === 0,
+  });
+  await lparts.close();
+  await stopChild(child);
+
+  // 4b. Five keys at 100/s each, a tenant share of 500/s, the emulator's real limits, 20,000 members.
+  ({ child, url } = await startChild(true));
+  const multi = desiredOf(MULTI);
+  const mparts = syncParts(url, join(dir, 'multi'), 100, false, { keys: MULTI_KEYS, tenantRequestsPerSecond: 500, concurrency: MULTI_CONCURRENCY });
+  const mrun = await mparts.run(multi);
+  const answered429 = (await emulatorRequests(url)).filter((r) => r.status === 429).reduce((n, r) => n + r.count, 0);
+  const mwrites = writesOf(mrun.summary);
+  const mrate = mwrites / mrun.applySeconds;
+  const ratio = mrate / rate;
+  emit({
+    phase: 'multi_key_sync',
+    ...MULTI,
+    keys: MULTI_KEYS.length,
+    key_requests_per_second: 100,
+    tenant_requests_per_second: 500,
+    concurrency: MULTI_CONCURRENCY,
+    exit_code: mrun.summary.exitCode,
+    writes: mwrites,
+    apply_seconds: round(mrun.applySeconds),
+    writes_per_second: round(mrate, 1),
+    rate_limited_429s: mrun.summary.rateLimited,
+    emulator_429s: answered429,
+    compared_with: `limited_sync of this run: 1 key at 100/s, ${LIMITED_MEMBERS} members, ${round(rate, 1)} writes/s`,
+    single_key_writes_per_second: round(rate, 1),
+    ratio_to_single_key: round(ratio, 2),
+    target: { writes_per_second: 475, rate_limited_429s: 0, ratio_to_single_key: 4.5 },
+    ok: mrun.summary.exitCode === 0 && mrate >= 475 && mrun.summary.rateLimited === 0 && answered429 === 0 && ratio >= 4.5,
+  });
+  await mparts.close();
+  await stopChild(child);
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-sync-'));
   try {
     if (process.env.BENCH_ONLY === 'history_growth') {
       await historyGrowth(dir);
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'limited') {
+      await limitedPhases(dir);
       return;
     }
     // 1. Initial sync, limits off.
@@ -331,28 +403,7 @@ async function main(): Promise<void> {
     await parts.close();
     await stopChild(child);
 
-    // 4. Real limits (100/s per key) at 5,000 members.
-    ({ child, url } = await startChild(true));
-    const limited = desiredOf({ ...BIG, members: LIMITED_MEMBERS });
-    const lparts = syncParts(url, join(dir, 'limited'), 100);
-    const lrun = await lparts.run(limited);
-    const lwrites = writesOf(lrun.summary);
-    const rate = lwrites / lrun.applySeconds;
-    emit({
-      phase: 'limited_sync',
-      members: LIMITED_MEMBERS,
-      departments: BIG.departments,
-      positions: BIG.positions,
-      writes: lwrites,
-      apply_seconds: round(lrun.applySeconds),
-      writes_per_second: round(rate, 1),
-      limit_per_second: 100,
-      rate_limited_429s: lrun.summary.rateLimited,
-      target: { writes_per_second: 95, rate_limited_429s: 0 },
-      ok: rate >= 95 && lrun.summary.rateLimited === 0,
-    });
-    await lparts.close();
-    await stopChild(child);
+    await limitedPhases(dir);
 
     // 5. A plan for 1,000,000 members, in its own process (its own peak RSS).
     const planner = fork(fileURLToPath(import.meta.url), ['--plan-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--max-old-space-size=3072'] });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { SECRET_KEYS } from '../../src/config/load.js';
+import { isSecretKey } from '../../src/config/load.js';
 import { chartDir, chartFile, renderAlerts, values as chartValues } from './chart.js';
 import { helm, helmBin, template, type K8sObject, type Rendered } from './helm.js';
 import { schemaProblems } from './k8s-schema.js';
@@ -54,10 +54,12 @@ async function problems(objects: K8sObject[]): Promise<string[]> {
  * (the files are Secret mounts that exist only in the pod), so here each becomes `<key>` with a stand-in value; other
  * `_file` keys (`daemon.trigger_token_file`, a CSV's `file`) are settings and stay.
  */
-function withFileSecrets(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(withFileSecrets);
+function withFileSecrets(node: unknown, path: (string | number)[] = []): unknown {
+  if (Array.isArray(node)) return node.map((v, i) => withFileSecrets(v, [...path, i]));
   if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => (k.endsWith('_file') && SECRET_KEYS.has(k.slice(0, -5)) && typeof v === 'string' ? [k.slice(0, -5), 'from-a-secret-file'] : [k, withFileSecrets(v)])));
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => (k.endsWith('_file') && isSecretKey(path, k.slice(0, -5)) && typeof v === 'string' ? [k.slice(0, -5), 'from-a-secret-file'] : [k, withFileSecrets(v, [...path, k])])),
+  );
 }
 
 /** adler32 of a string's UTF-8 bytes (what the chart's spreadMinutes uses through sprig's adler32sum). */
