@@ -331,7 +331,7 @@ async function main(): Promise<void> {
       return;
     }
     // 1. Initial sync, limits off.
-    let { child, url } = await startChild(false);
+    const { child, url } = await startChild(false);
     const big = desiredOf(BIG);
     const parts = syncParts(url, join(dir, 'big'), 10_000);
     let peak = process.memoryUsage.rss();
