@@ -33,7 +33,11 @@ export function reportContextOf(mirror: Mirror, plan: Plan, quarantine: DesiredS
     .map((d) => ({ id: d.id, parent_id: d.parent_id, name: d.name }));
   const wanted = new Set(plan.changes.filter((c) => c.entity === 'members' && c.platformId).map((c) => c.platformId!));
   const memberDepartments: Record<string, string> = {};
-  if (wanted.size > 0) for (const m of mirror.all('members')) if (wanted.has(m.account_id)) memberDepartments[m.account_id] = m.department_id;
+  // By id: a plan of a few member changes (an `--only` run) must not read every member of the mirror.
+  for (const id of wanted) {
+    const m = mirror.get('members', id);
+    if (m) memberDepartments[id] = m.department_id;
+  }
   return { departments, memberDepartments, quarantine };
 }
 

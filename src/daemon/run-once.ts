@@ -254,10 +254,12 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     ...(trust ? { trust: trust.filter } : {}),
     ...(deps.trust ? { stateKnown: deps.trust.knowsSync() } : {}),
   };
-  const fullPlan = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, now: clock.now() });
-  // `--only`: the same plan, narrowed to the selected records and their prerequisites (guards were judged on it whole).
-  const select = (p: Plan): PlanSelection | undefined => (options.only && options.only.length > 0 ? selectPlan(p, desired, selectionPlatform(mirror, ownership), options.only) : undefined);
-  const selection = select(fullPlan);
+  const snapshot = plannerSnapshot(mirror, ownership);
+  const fullPlan = calculatePlan(desired, snapshot, { ...planOpts, now: clock.now() });
+  // `--only`: the same plan, narrowed to the selected records and their prerequisites (guards were judged on it whole),
+  // matched against the platform records that plan was computed from (not read from the mirror a second time).
+  const select = (p: Plan, platform: PlannerSnapshot): PlanSelection | undefined => (options.only && options.only.length > 0 ? selectPlan(p, desired, platform, options.only) : undefined);
+  const selection = select(fullPlan, snapshot);
   if (selection && selection.unmatched.length > 0) throw new OrgsyncError('USAGE', unmatchedMessage(selection.unmatched), { details: { unmatched: selection.unmatched } });
   const plan = selection ? selection.plan : fullPlan;
   const quarantine = selection ? selection.quarantine : desired.quarantine;
@@ -416,8 +418,9 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     const failedIds = new Set(summary.failures.map((f) => f.id).concat(summary.notStarted.map((f) => f.id), summary.byStatus.skipped_admin ? result.results.filter((r) => r.status === 'skipped_admin').map((r) => r.change.id) : []));
     // A re-plan may remove what the first plan (which passed the guards) removed, and no more.
     const allowed = Math.max(options.allowDeletes ?? 0, plan.changes.filter((c) => c.op === 'remove').length);
-    const replanned = calculatePlan(desired, plannerSnapshot(mirror, ownership), { ...planOpts, allowDeletes: allowed, now: clock.now() });
-    const next = select(replanned)?.plan ?? replanned;
+    const resnapshot = plannerSnapshot(mirror, ownership);
+    const replanned = calculatePlan(desired, resnapshot, { ...planOpts, allowDeletes: allowed, now: clock.now() });
+    const next = select(replanned, resnapshot)?.plan ?? replanned;
     if (next.refusal) {
       summary.byStatus.deferred += deferred.length;
       summary.notConverged = deferred.map(toFailure);
@@ -463,11 +466,6 @@ function toFailure(r: ChangeResult): RunFailure {
     status: r.status,
     message: r.message ?? r.status,
   };
-}
-
-/** The platform records `--only` selectors are matched against. */
-function selectionPlatform(mirror: Mirror, ownership: OwnershipStore): Parameters<typeof selectPlan>[2] {
-  return { departments: mirror.all('departments'), positions: mirror.all('positions'), members: mirror.all('members'), ownedMembers: ownership.ownedMembers() };
 }
 
 /** What the run did about each selected record (the `--only` summary). */
