@@ -18,6 +18,7 @@
  * would otherwise list the whole tenant again).
  *
  * Prints one JSON line per phase on stdout, each with its target and `ok`; medians of BENCH_RUNS runs (default 5).
+ * BENCH_CPU_PROF=DIR profiles every CLI and daemon process (node --cpu-prof) into DIR.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,6 +39,9 @@ const REAL_LIMITS = { per_api_key: 100, per_session_token: 50, per_tenant: 500, 
 const NO_LIMITS = { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 };
 /** The real CLI (`npm run build`), as a user runs it. */
 const CLI = resolve(fileURLToPath(import.meta.url), '../../../dist/cli.js');
+
+/** BENCH_CPU_PROF=DIR: every CLI and daemon process writes a V8 CPU profile into DIR (node --cpu-prof). */
+const NODE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 const median = (xs: number[]): number => {
@@ -101,7 +105,7 @@ async function writesSeen(url: string): Promise<{ accepted: number; other: numbe
 function cli(args: string[]): Promise<{ code: number; seconds: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [...NODE_ARGS, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -175,7 +179,7 @@ function configYaml(dir: string, url: string, hrDir: string, setup = false): str
 
 /** A real `orgsync daemon` process; resolves once its listener is up and its start run has finished. */
 async function startDaemon(config: string): Promise<{ url: string; stop(): Promise<number | null>; log(): string }> {
-  const p = spawn(process.execPath, [CLI, 'daemon', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, [...NODE_ARGS, CLI, 'daemon', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let buffered = '';
   const url = await new Promise<string>((resolve, reject) => {
