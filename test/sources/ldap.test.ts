@@ -72,6 +72,13 @@ describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', (
     await expectCorp(await read([source({ page_size: 2 })]));
   });
 
+  it('reads attributes whatever the case of their names in the config (the server spells them its own way)', async () => {
+    const fields = { id: 'uid', display_name: ['DISPLAYNAME', 'Cn'], email: 'MAIL', phone: ['telephonenumber', 'MOBILE'], title: 'Title' };
+    await expectCorp(await read([source({ page_size: 2, members: { fields } })]));
+    const byDn = await read([source({ departments: false, members: { filter: '(uid=ada)', fields: { id: 'DN' } } })]);
+    expect(byDn.members.map((m) => m.source_id)).toEqual(['uid=ada,ou=Platform,ou=Engineering,dc=example,dc=org']);
+  });
+
   it('ldaps:// with the CA file', async () => {
     await expectCorp(await read([source({ url: slapd.ldapsUrl, ca_file: slapd.caFile })]));
   });

@@ -1,7 +1,8 @@
 /**
  * The LDAP / Active Directory connector (ldapts): ldaps:// or StartTLS with the CA verified, a simple bind,
  * and paged searches consumed page by page with `searchPaginated` (ldapts' plain paged `search` gathers every
- * entry in memory first). Departments come from the OU tree or from a member attribute; a member's department
+ * entry in memory first); the next page is asked for as soon as a page has arrived, so the server prepares it while
+ * this one is mapped (one page ahead, still one search at a time). Departments come from the OU tree or from a member attribute; a member's department
  * from its DN or an attribute. Any failed search fails the whole source.
  */
 import { readFile } from 'node:fs/promises';
@@ -16,20 +17,47 @@ import { guidToString, LDAP_PROFILES } from './profiles.js';
 
 const BINARY_ATTRIBUTES = ['objectGUID', 'objectguid', 'objectGuid'];
 
-/** An entry's attributes by lower-cased name, with objectGUID decoded and `dn` as a pseudo-attribute. */
-function entryLookup(entry: Entry): Lookup {
-  const attrs = new Map<string, unknown>();
-  for (const [k, v] of Object.entries(entry)) attrs.set(k.toLowerCase(), v);
-  return (name) => {
-    const key = name.toLowerCase();
-    if (key === 'dn') return entry.dn;
-    const v = attrs.get(key);
-    if (key === 'objectguid') {
+/**
+ * Reads one ldapts entry at a time by attribute name, case-insensitively, with `dn` as a pseudo-attribute and
+ * objectGUID decoded. No copy of the entry is made: `lookup` reads the current `entry` (set it before each use; the
+ * mapping reads it synchronously). The server's spelling of a name (`displayName` for a configured `displayname`)
+ * is found once and remembered.
+ */
+class EntryReader {
+  entry: Entry = { dn: '' };
+  private readonly spelling = new Map<string, string>();
+  readonly lookup: Lookup = (name) => {
+    const e = this.entry as Record<string, unknown>;
+    let v = e[name];
+    if (v === undefined || typeof v === 'function') v = this.other(e, name);
+    if (name.length === 10 && v !== undefined && name.toLowerCase() === 'objectguid') {
       const b = Array.isArray(v) ? v[0] : v;
       return Buffer.isBuffer(b) ? guidToString(b) : b;
     }
     return v;
   };
+
+  /** The value under another spelling of `name` (or the DN for `dn`), undefined when the entry has none. */
+  private other(e: Record<string, unknown>, name: string): unknown {
+    const key = name.toLowerCase();
+    if (key === 'dn') return this.entry.dn;
+    const known = this.spelling.get(key);
+    if (known !== undefined && known !== name && Object.hasOwn(e, known)) return e[known];
+    for (const k of Object.keys(e)) {
+      if (k !== 'dn' && k.toLowerCase() === key) {
+        this.spelling.set(key, k);
+        return e[k];
+      }
+    }
+    return undefined;
+  }
+}
+
+/** A lookup into one entry (for the few entries held before mapping: departments). */
+function entryLookup(entry: Entry): Lookup {
+  const r = new EntryReader();
+  r.entry = entry;
+  return r.lookup;
 }
 
 /** The resolved plan of what to search and how to map it. */
@@ -133,28 +161,39 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
   try {
     const paging = watchPagedResults(client);
     const search = async (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: Entry) => void) => {
+      const pages = client.searchPaginated(base, {
+        scope,
+        filter,
+        attributes,
+        explicitBufferAttributes: BINARY_ATTRIBUTES,
+        paged: { pageSize: source.page_size },
+        timeLimit: source.time_limit_seconds,
+      });
+      let next: Promise<IteratorResult<{ searchEntries: Entry[] }>> | undefined;
       try {
-        for await (const page of client.searchPaginated(base, {
-          scope,
-          filter,
-          attributes,
-          explicitBufferAttributes: BINARY_ATTRIBUTES,
-          paged: { pageSize: source.page_size },
-          timeLimit: source.time_limit_seconds,
-        })) {
+        next = pages.next();
+        for (;;) {
+          const got = await next;
+          next = undefined;
+          if (got.done) break;
           throwIfAborted(ctx.signal);
           // RFC 2696: every answer to a paged search carries the paged-results control, the last with an empty cookie.
           // An answer with entries but without the control ends ldapts' walk as if it were the last page: the server may
-          // have stopped early (or ignored paging), so the read cannot be trusted to be complete.
+          // have stopped early (or ignored paging), so the read cannot be trusted to be complete. Checked before the
+          // next page is asked for: `lacked` is the answer just received.
           if (paging.lastAnswerLackedControl()) {
             throw sourceUnreadable(
               source.name,
               `${entity}: search under "${base}": the server answered a paged search without the paged-results control (RFC 2696), so the read may be short; nothing is written (check the server's paged-results limits for ${source.bind_dn ?? 'anonymous binds'})`,
             );
           }
-          for (const e of page.searchEntries) onEntry(e);
+          // The cookie of this page is known: ask for the next page now, so the server prepares it while this one is mapped.
+          next = pages.next();
+          for (const e of got.value.searchEntries) onEntry(e);
         }
       } catch (err) {
+        // A page asked for and no longer wanted: its failure (the connection closes below) is not this error.
+        next?.catch(() => {});
         if ((err as { code?: string }).code === 'SOURCE_UNREADABLE') throw err;
         throwIfAborted(ctx.signal);
         throw sourceUnreadable(source.name, `${entity}: search under "${base}" with ${filter} failed: ${describeError(err)}`, err);
@@ -202,9 +241,11 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
       return id;
     };
     const m = source.members;
+    const reader = new EntryReader();
     const memberAttrs = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes, ...p.profile.endDateAttributes]);
     await search('members', m.base_dn ?? source.base_dn, m.filter ?? p.profile.memberFilter, m.scope, memberAttrs, (e) => {
-      const lookup = entryLookup(e);
+      reader.entry = e;
+      const lookup = reader.lookup;
       const overrides: { department_source_id?: string; disabled: boolean; end_date?: { text: string; ms: number } } = { disabled: p.profile.isDisabled(lookup) };
       const end = p.profile.endDate(lookup);
       if (end) overrides.end_date = end;
