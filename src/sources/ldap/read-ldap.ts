@@ -1,64 +1,19 @@
 /**
  * The LDAP / Active Directory connector (ldapts): ldaps:// or StartTLS with the CA verified, a simple bind,
- * and paged searches consumed page by page with `searchPaginated` (ldapts' plain paged `search` gathers every
- * entry in memory first); the next page is asked for as soon as a page has arrived, so the server prepares it while
- * this one is mapped (one page ahead, still one search at a time). Departments come from the OU tree or from a member attribute; a member's department
+ * and paged searches consumed page by page (paged-search.ts: one page ahead, answers without the paged-results
+ * control refused). Departments come from the OU tree or from a member attribute; a member's department
  * from its DN or an attribute. Any failed search fails the whole source.
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { Client, PagedResultsControl, SearchRequest, type Entry } from 'ldapts';
+import { Client, type SearchEntry } from 'ldapts';
 import type { FieldSpec, LdapSourceConfig } from '../../config/sources.js';
-import { compileField, SourceCollector, type Lookup, type SourceBatch } from '../../desired/index.js';
+import { compileField, SourceCollector, type SourceBatch } from '../../desired/index.js';
 import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
 import { dnKey, dnParts } from './dn.js';
-import { guidToString, LDAP_PROFILES } from './profiles.js';
-
-const BINARY_ATTRIBUTES = ['objectGUID', 'objectguid', 'objectGuid'];
-
-/**
- * Reads one ldapts entry at a time by attribute name, case-insensitively, with `dn` as a pseudo-attribute and
- * objectGUID decoded. No copy of the entry is made: `lookup` reads the current `entry` (set it before each use; the
- * mapping reads it synchronously). The server's spelling of a name (`displayName` for a configured `displayname`)
- * is found once and remembered.
- */
-class EntryReader {
-  entry: Entry = { dn: '' };
-  private readonly spelling = new Map<string, string>();
-  readonly lookup: Lookup = (name) => {
-    const e = this.entry as Record<string, unknown>;
-    let v = e[name];
-    if (v === undefined || typeof v === 'function') v = this.other(e, name);
-    if (name.length === 10 && v !== undefined && name.toLowerCase() === 'objectguid') {
-      const b = Array.isArray(v) ? v[0] : v;
-      return Buffer.isBuffer(b) ? guidToString(b) : b;
-    }
-    return v;
-  };
-
-  /** The value under another spelling of `name` (or the DN for `dn`), undefined when the entry has none. */
-  private other(e: Record<string, unknown>, name: string): unknown {
-    const key = name.toLowerCase();
-    if (key === 'dn') return this.entry.dn;
-    const known = this.spelling.get(key);
-    if (known !== undefined && known !== name && Object.hasOwn(e, known)) return e[known];
-    for (const k of Object.keys(e)) {
-      if (k !== 'dn' && k.toLowerCase() === key) {
-        this.spelling.set(key, k);
-        return e[k];
-      }
-    }
-    return undefined;
-  }
-}
-
-/** A lookup into one entry (for the few entries held before mapping: departments). */
-function entryLookup(entry: Entry): Lookup {
-  const r = new EntryReader();
-  r.entry = entry;
-  return r.lookup;
-}
+import { entryLookup, EntryReader, pagedSearch, PagingIgnoredError } from './paged-search.js';
+import { LDAP_PROFILES } from './profiles.js';
 
 /** The resolved plan of what to search and how to map it. */
 function plan(source: LdapSourceConfig) {
@@ -159,43 +114,22 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
   });
   const client = await connect(source, ctx);
   try {
-    const paging = watchPagedResults(client);
-    const search = async (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: Entry) => void) => {
-      const pages = client.searchPaginated(base, {
-        scope,
-        filter,
-        attributes,
-        explicitBufferAttributes: BINARY_ATTRIBUTES,
-        paged: { pageSize: source.page_size },
-        timeLimit: source.time_limit_seconds,
-      });
-      let next: Promise<IteratorResult<{ searchEntries: Entry[] }>> | undefined;
+    const search = async (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: SearchEntry) => void) => {
       try {
-        next = pages.next();
-        for (;;) {
-          const got = await next;
-          next = undefined;
-          if (got.done) break;
+        for await (const page of pagedSearch(client, { base, scope, filter, attributes, pageSize: source.page_size, timeLimitSeconds: source.time_limit_seconds })) {
           throwIfAborted(ctx.signal);
-          // RFC 2696: every answer to a paged search carries the paged-results control, the last with an empty cookie.
-          // An answer with entries but without the control ends ldapts' walk as if it were the last page: the server may
-          // have stopped early (or ignored paging), so the read cannot be trusted to be complete. Checked before the
-          // next page is asked for: `lacked` is the answer just received.
-          if (paging.lastAnswerLackedControl()) {
-            throw sourceUnreadable(
-              source.name,
-              `${entity}: search under "${base}": the server answered a paged search without the paged-results control (RFC 2696), so the read may be short; nothing is written (check the server's paged-results limits for ${source.bind_dn ?? 'anonymous binds'})`,
-            );
-          }
-          // The cookie of this page is known: ask for the next page now, so the server prepares it while this one is mapped.
-          next = pages.next();
-          for (const e of got.value.searchEntries) onEntry(e);
+          for (const e of page) onEntry(e);
         }
       } catch (err) {
-        // A page asked for and no longer wanted: its failure (the connection closes below) is not this error.
-        next?.catch(() => {});
         if ((err as { code?: string }).code === 'SOURCE_UNREADABLE') throw err;
         throwIfAborted(ctx.signal);
+        if (err instanceof PagingIgnoredError) {
+          // The server may have stopped early (or ignored paging), so the read cannot be trusted to be complete.
+          throw sourceUnreadable(
+            source.name,
+            `${entity}: search under "${base}": the server answered a paged search without the paged-results control (RFC 2696), so the read may be short; nothing is written (check the server's paged-results limits for ${source.bind_dn ?? 'anonymous binds'})`,
+          );
+        }
         throw sourceUnreadable(source.name, `${entity}: search under "${base}" with ${filter} failed: ${describeError(err)}`, err);
       }
     };
@@ -205,27 +139,27 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     if (p.ouTree) {
       const cfg = p.deptCfg;
       const base = cfg?.base_dn ?? source.base_dn;
-      const entries: Entry[] = [];
+      const entries: SearchEntry[] = [];
       const attrs = uniq([...collector.fieldNames('departments')]);
       await search('departments', base, cfg?.filter ?? p.profile.departmentFilter, cfg?.scope ?? 'sub', attrs, (e) => entries.push(e));
       const idReader = compileField(p.departmentFields.id);
       for (const e of entries) {
         const id = idReader.read(entryLookup(e));
-        if (id.ok && id.value.trim() !== '') deptByDn.set(dnKey(e.dn), id.value.trim());
+        if (id.ok && id.value.trim() !== '') deptByDn.set(dnKey(e.name), id.value.trim());
       }
       for (const e of entries) {
         const overrides: { parent_source_id?: string } = {};
         if (!p.departmentFields.parent) {
-          const parent = nearest(deptByDn, dnParts(e.dn).slice(1));
+          const parent = nearest(deptByDn, dnParts(e.name).slice(1));
           overrides.parent_source_id = parent ?? '';
         }
-        collector.addDepartment(entryLookup(e), e.dn, overrides);
+        collector.addDepartment(entryLookup(e), e.name, overrides);
       }
     }
 
     if (source.positions) {
       const cfg = source.positions;
-      await search('positions', cfg.base_dn ?? source.base_dn, cfg.filter, cfg.scope, collector.fieldNames('positions'), (e) => collector.addPosition(entryLookup(e), e.dn));
+      await search('positions', cfg.base_dn ?? source.base_dn, cfg.filter, cfg.scope, collector.fieldNames('positions'), (e) => collector.addPosition(entryLookup(e), e.name));
     }
 
     // Members share parents: resolve each distinct parent DN once.
@@ -249,34 +183,13 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
       const overrides: { department_source_id?: string; disabled: boolean; end_date?: { text: string; ms: number } } = { disabled: p.profile.isDisabled(lookup) };
       const end = p.profile.endDate(lookup);
       if (end) overrides.end_date = end;
-      if (p.departmentFrom === 'dn') overrides.department_source_id = departmentOf(e.dn);
-      collector.addMember(lookup, e.dn, overrides);
+      if (p.departmentFrom === 'dn') overrides.department_source_id = departmentOf(e.name);
+      collector.addMember(lookup, e.name, overrides);
     });
   } finally {
     await client.unbind().catch(() => {});
   }
   return collector.finish();
-}
-
-/**
- * Notes, for each search answer, whether it carried the paged-results control. ldapts does not expose the
- * answer's controls from searchPaginated, so its one request method is observed (read-only: the answer is returned
- * unchanged).
- */
-function watchPagedResults(client: Client): { lastAnswerLackedControl(): boolean } {
-  let lacked = false;
-  const c = client as unknown as { _send?: (msg: unknown) => Promise<unknown> };
-  const send = c._send;
-  if (typeof send !== 'function') return { lastAnswerLackedControl: () => false };
-  c._send = async (msg: unknown) => {
-    const answer = await send.call(client, msg);
-    if (msg instanceof SearchRequest && (msg as { controls?: unknown[] }).controls?.some((x) => x instanceof PagedResultsControl)) {
-      const a = answer as { controls?: unknown[]; searchEntries?: unknown[] } | undefined;
-      lacked = (a?.searchEntries?.length ?? 0) > 0 && !(a?.controls ?? []).some((x) => x instanceof PagedResultsControl);
-    }
-    return answer;
-  };
-  return { lastAnswerLackedControl: () => lacked };
 }
 
 function firstUnescapedComma(dn: string): number {
