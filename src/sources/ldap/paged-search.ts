@@ -87,12 +87,13 @@ const NO_VALUES: readonly unknown[] = Object.freeze([]);
  * Reads one entry at a time by attribute name, case-insensitively, with `dn` as a pseudo-attribute and objectGUID
  * decoded. Values as ldapts gave them to callers before: one value as itself, several as an array, none (or an
  * attribute the entry lacks) as an empty array; every value as a Buffer when one is not UTF-8. No copy of the entry
- * is made: `lookup` reads the current `entry` (set it before each use; the mapping reads it synchronously). The
- * server's spelling of a name (`displayName` for a configured `displayname`) is found once and remembered.
+ * is made: `lookup` reads the current `entry` (set it before each use; the mapping reads it synchronously). A name
+ * is matched as written first, then case-insensitively (`displayname` finds the server's `displayName`).
  */
 export class EntryReader {
   entry!: SearchEntry;
-  private readonly spelling = new Map<string, string>();
+  /** Names as asked for -> lower-cased. */
+  private readonly lowered = new Map<string, string>();
 
   readonly lookup: Lookup = (name) => {
     const attrs = this.entry.attributes;
@@ -100,18 +101,21 @@ export class EntryReader {
     return this.other(name);
   };
 
-  /** The value under another spelling of `name` (or the DN for `dn`). */
+  /**
+   * The value under another spelling of `name`, or the DN for `dn`. Also the path of every attribute an entry lacks
+   * (most entries lack some asked-for attributes), so it lower-cases only types of the right length.
+   */
   private other(name: string): unknown {
-    const key = name.toLowerCase();
+    let key = this.lowered.get(name);
+    if (key === undefined) {
+      key = name.toLowerCase();
+      this.lowered.set(name, key);
+    }
     if (key === 'dn') return this.entry.name;
     const attrs = this.entry.attributes;
-    const known = this.spelling.get(key);
-    if (known !== undefined) for (let i = 0; i < attrs.length; i++) if (attrs[i]!.type === known) return valueOf(attrs[i]!);
     for (let i = 0; i < attrs.length; i++) {
-      if (attrs[i]!.type.toLowerCase() === key) {
-        this.spelling.set(key, attrs[i]!.type);
-        return valueOf(attrs[i]!);
-      }
+      const type = attrs[i]!.type;
+      if (type.length === key.length && type.toLowerCase() === key) return valueOf(attrs[i]!);
     }
     // As before: an absent objectGUID reads as nothing (its first value), any other absent attribute as no values.
     return key === 'objectguid' ? undefined : NO_VALUES;
