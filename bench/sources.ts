@@ -6,7 +6,9 @@
  *    CSV connector (readDesiredState), against csv-parse alone streaming the same members.csv. Target: <= 2x.
  *    Peak RSS of the connector's process for 300,000 members: target < 400 MB.
  * 2. LDAP: 50,000 inetOrgPerson entries (same generator) in a private slapd, read by the LDAP connector, against
- *    `ldapsearch -E pr=500/noprompt` of the same entries and attributes to /dev/null. Target: <= 2x.
+ *    `ldapsearch -E pr=500/noprompt` of the same entries and attributes to /dev/null. Target: <= 2.5x (issue 19).
+ *    The two alternate (ldapsearch, connector, ldapsearch, ...; BENCH_LDAP_ROUNDS rounds, default 3), so a change
+ *    in the machine's load hits both; the faster of each counts, and the medians are printed too.
  *
  * The phone field is validated by libphonenumber-js (13-20 µs a number, most of the connector's time), so the
  * connector is also timed without the phone field, to show its own overhead over csv-parse.
@@ -18,7 +20,7 @@
 import { spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -34,7 +36,10 @@ const SELF = fileURLToPath(import.meta.url);
 const MEMBERS = Number(process.env.BENCH_MEMBERS ?? 300_000);
 const LDAP_ENTRIES = Number(process.env.BENCH_LDAP_ENTRIES ?? 50_000);
 const SEED = 42;
-const LDAP_ATTRIBUTES = ['uid', 'displayName', 'cn', 'mail', 'telephoneNumber', 'mobile', 'title', 'pwdAccountLockedTime', 'nsAccountLock'];
+const LDAP_ROUNDS = Number(process.env.BENCH_LDAP_ROUNDS ?? 3);
+/** What the connector asks for with the openldap profile: the mapped attributes plus the profile's status and expiry ones. */
+const LDAP_ATTRIBUTES = ['uid', 'displayName', 'cn', 'mail', 'telephoneNumber', 'mobile', 'title', 'pwdAccountLockedTime', 'nsAccountLock', 'shadowExpire'];
+const LDAP_TARGET_RATIO = 2.5;
 
 interface Measurement {
   ms: number;
@@ -167,13 +172,29 @@ async function main(): Promise<void> {
     const slapd = await startSlapd({ suffixes: [base], ldif: [{ file: ldif }] });
     line({ bench: 'sources', step: 'load-slapd', entries: LDAP_ENTRIES, ms: Math.round(performance.now() - t1) });
     try {
-      const args = [slapd.url, slapd.rootDn, slapd.rootPassword, base];
-      ldapsearchMs(...(args as [string, string, string, string])); // warm slapd's caches
-      const search = Math.min(ldapsearchMs(...(args as [string, string, string, string])), ldapsearchMs(...(args as [string, string, string, string])));
-      const ldapConn = best('ldap-connector', args);
-      line({ bench: 'sources', step: 'ldapsearch-pr500', ms: search });
-      line({ bench: 'sources', step: 'ldap-connector', ...ldapConn });
-      line({ bench: 'sources', step: 'ldap-result', ratio: Number((ldapConn.ms / search).toFixed(2)), target_ratio: 2, ok: ldapConn.ms <= 2 * search });
+      const args = [slapd.url, slapd.rootDn, slapd.rootPassword, base] as [string, string, string, string];
+      ldapsearchMs(...args); // warm slapd's caches
+      const searches: number[] = [];
+      const connectors: Measurement[] = [];
+      for (let i = 0; i < LDAP_ROUNDS; i++) {
+        searches.push(ldapsearchMs(...args));
+        connectors.push(runChild('ldap-connector', args));
+      }
+      const search = Math.min(...searches);
+      const ldapConn = connectors.reduce((a, b) => (b.ms < a.ms ? b : a));
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+      line({ bench: 'sources', step: 'ldapsearch-pr500', ms: search, runs_ms: searches });
+      line({ bench: 'sources', step: 'ldap-connector', ...ldapConn, runs_ms: connectors.map((c) => c.ms) });
+      line({
+        bench: 'sources',
+        step: 'ldap-result',
+        entries: LDAP_ENTRIES,
+        ratio: Number((ldapConn.ms / search).toFixed(2)),
+        median_ratio: Number((median(connectors.map((c) => c.ms)) / median(searches)).toFixed(2)),
+        target_ratio: LDAP_TARGET_RATIO,
+        load_average: loadavg().map((x) => Number(x.toFixed(2))),
+        ok: ldapConn.ms <= LDAP_TARGET_RATIO * search,
+      });
     } finally {
       await slapd.stop();
     }

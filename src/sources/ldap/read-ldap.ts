@@ -105,6 +105,7 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
   const collector = new SourceCollector({
     source: source.name,
     phoneRegion: source.phone_region,
+    phoneCache: ctx.phoneCache,
     phonePolicy: source.phone_policy,
     authoritativeFields: source.authoritative_fields,
     timezone: ctx.timezone,
