@@ -6,7 +6,8 @@ import { readDesiredState } from '../../src/sources/index.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import type { DesiredState } from '../../src/domain/desired.js';
 import { requireSlapd, startSlapd, type Slapd } from '../helpers/slapd.js';
-import { FIXTURES, instantClock, read } from './support.js';
+import { FIXTURES, instantClock, read, sourcesConfig } from './support.js';
+import { PhoneCache } from '../../src/domain/phone-cache.js';
 import { tempDir } from '../helpers/temp.js';
 
 const LDAP_FIXTURES = join(FIXTURES, '../ldap');
@@ -77,6 +78,13 @@ describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', (
     await expectCorp(await read([source({ page_size: 2, members: { fields } })]));
     const byDn = await read([source({ departments: false, members: { filter: '(uid=ada)', fields: { id: 'DN' } } })]);
     expect(byDn.members.map((m) => m.source_id)).toEqual(['uid=ada,ou=Platform,ou=Engineering,dc=example,dc=org']);
+  });
+
+  it('takes the verdict of an earlier run from the phone cache (a shape the fast path leaves to libphonenumber-js)', async () => {
+    const phoneCache = new PhoneCache([{ region: 'US', raw: '+44 20 7946 0958 ext. 7', e164: '+442079460000' }]);
+    const config = sourcesConfig([source({ departments: false, members: { filter: '(uid=ada)', fields: { phone: '{telephoneNumber} ext. 7' } } })]);
+    const state = await readDesiredState(config, { env: {}, logger: silentLogger, clock: instantClock, phoneCache });
+    expect(state.members.map((m) => [m.source_id, m.phone])).toEqual([['ada', '+442079460000']]);
   });
 
   it('ldaps:// with the CA file', async () => {
