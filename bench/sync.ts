@@ -251,6 +251,7 @@ async function historyGrowth(dir: string): Promise<void> {
       entries,
       history_bytes: after.bytes - before.bytes,
       bytes_per_entry: Math.round(perEntry),
+      bytes_per_100k_changes: Math.round(perEntry * 100_000),
       mb_per_100k_changes: round((perEntry * 100_000) / 1024 / 1024, 1),
       state_db_file_growth_mb: mb(fileAfter - fileBefore),
       seconds: round(r.seconds),
