@@ -201,14 +201,19 @@ async function startDaemon(config: string): Promise<{ url: string; stop(): Promi
     p.stderr.on('data', (d: Buffer) => (out += d.toString()));
     p.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${out}`)));
   });
-  // The start run: wait until no run is in progress and one has finished.
-  for (;;) {
-    const s = (await (await fetch(`${url}/status`)).json()) as { current_run: unknown; runs: { result: string }[] };
-    if (s.current_run === null && s.runs.length > 0 && s.runs[0]!.result !== 'running') {
-      if (s.runs[0]!.result !== 'success') throw new Error(`the daemon's start run ended ${s.runs[0]!.result}:\n${out}`);
-      break;
+  // The start run: wait until no run is in progress and one has finished (a daemon that fails here is stopped).
+  try {
+    for (;;) {
+      const s = (await (await fetch(`${url}/status`)).json()) as { current_run: unknown; runs: { result: string }[] };
+      if (s.current_run === null && s.runs.length > 0 && s.runs[0]!.result !== 'running') {
+        if (s.runs[0]!.result !== 'success') throw new Error(`the daemon's start run ended ${s.runs[0]!.result}:\n${out}`);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
+  } catch (err) {
+    p.kill('SIGTERM');
+    throw err;
   }
   return {
     url,
