@@ -233,6 +233,7 @@ async function trigger(url: string, only: string): Promise<{ seconds: number; st
   const body = (await res.json()) as { run_id?: string };
   if (res.status !== 202 || !body.run_id) return { seconds: (performance.now() - t0) / 1000, status: res.status, run: {} };
   for (;;) {
+    if (performance.now() - t0 > 120_000) throw new Error(`run ${body.run_id} not done after 120 s`);
     const r = await fetch(`${url}/runs/${encodeURIComponent(body.run_id)}`);
     const run = (await r.json()) as { result?: string; exitCode?: number; error?: string };
     if (r.status === 200 && run.result !== 'running' && run.result !== 'queued') return { seconds: (performance.now() - t0) / 1000, status: res.status, run };
