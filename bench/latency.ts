@@ -332,9 +332,12 @@ async function main(): Promise<void> {
       ok: trigMedian < 3 && triggerRuns.every((r) => r.status === 202 && r.result === 'success' && r.accepted === 1 && r.other === 0),
     });
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    if (child.connected) child.send('stop');
-    await exited;
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      if (child.connected) child.send('stop');
+      else child.kill('SIGTERM');
+      await exited;
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }
