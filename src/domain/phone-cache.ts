@@ -48,12 +48,15 @@ export class PhoneCache {
   private lastLoaded: Verdicts | undefined;
 
   constructor(entries: Iterable<PhoneCacheEntry> = []) {
-    for (const e of entries) {
-      let m = this.loaded.get(e.region);
-      if (!m) this.loaded.set(e.region, (m = new Map()));
-      m.set(e.raw, e.e164);
-      this.loadedCount++;
-    }
+    for (const e of entries) this.load(e.region, e.raw, e.e164);
+  }
+
+  /** Adds one entry of an earlier run (before the run's lookups). */
+  load(region: string, raw: string, e164: string | null): void {
+    let m = this.loaded.get(region);
+    if (!m) this.loaded.set(region, (m = new Map()));
+    if (!m.has(raw)) this.loadedCount++;
+    m.set(raw, e164);
   }
 
   /** Entries loaded from the state DB. */

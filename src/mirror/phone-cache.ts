@@ -49,8 +49,10 @@ export class PhoneCacheStore {
   /** The cache as the last saving run left it (empty when it was made under other rules). */
   load(): PhoneCache {
     if (this.rules() !== PHONE_RULES) return new PhoneCache();
-    const rows = this.db.prepare('SELECT region, raw, e164 FROM phone_cache').raw().all() as [string, string, string | null][];
-    return new PhoneCache(rows.map(([region, raw, e164]) => ({ region, raw, e164 })));
+    // Streamed into the cache's maps: no array of every row, no object per row.
+    const cache = new PhoneCache();
+    for (const [region, raw, e164] of this.db.prepare('SELECT region, raw, e164 FROM phone_cache').raw().iterate() as IterableIterator<[string, string, string | null]>) cache.load(region, raw, e164);
+    return cache;
   }
 
   /** Writes what the run changed: its new verdicts in, the entries it did not look up out. */
