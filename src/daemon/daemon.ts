@@ -27,6 +27,8 @@ export interface RunContext {
   killSignal: AbortSignal;
   /** `POST /sync?only=SELECTOR` (issue 22): only these records. */
   only?: readonly string[];
+  /** `only` joins the selectors of several triggers: one that matches nothing does not fail the others. */
+  onlyJoined?: boolean;
 }
 
 /** How a run ended. */
@@ -121,8 +123,8 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
   if (previousRun?.finishedAt) metrics.lastRunTimestampSeconds.set(Date.parse(previousRun.finishedAt) / 1000);
 
   // Issue 22: one trigger waits while a run is in progress (later triggers join it, never stack).
-  let queued: { id: string; trigger: string; only?: string[] } | undefined;
-  const startRun = (trigger: string, opts: { runId?: string; only?: readonly string[] } = {}): void => {
+  let queued: { id: string; trigger: string; only?: string[]; joined?: boolean } | undefined;
+  const startRun = (trigger: string, opts: { runId?: string; only?: readonly string[]; onlyJoined?: boolean } = {}): void => {
     if (deps.shutdownSignal.aborted) return;
     if (current) {
       skipped += 1;
@@ -138,7 +140,7 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
     const done = (async () => {
       let outcome: RunOutcome;
       try {
-        outcome = await deps.runSync({ runId, trigger, logger: runLogger, stopSignal: deps.shutdownSignal, killSignal: kill.signal, ...(opts.only ? { only: opts.only } : {}) });
+        outcome = await deps.runSync({ runId, trigger, logger: runLogger, stopSignal: deps.shutdownSignal, killSignal: kill.signal, ...(opts.only ? { only: opts.only } : {}), ...(opts.onlyJoined ? { onlyJoined: true } : {}) });
       } catch (err) {
         const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err);
         // The exit code `orgsync sync` would have ended with (2 for `--only` matching nothing, a config error...).
@@ -171,7 +173,7 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
       if (state === 'running') state = 'idle';
       const next = queued;
       queued = undefined;
-      if (next && !deps.shutdownSignal.aborted) startRun(next.trigger, { runId: next.id, ...(next.only ? { only: next.only } : {}) });
+      if (next && !deps.shutdownSignal.aborted) startRun(next.trigger, { runId: next.id, ...(next.only ? { only: next.only } : {}), ...(next.joined ? { onlyJoined: true } : {}) });
     })();
     current = { id: runId, trigger, startedAt: runStart, done };
   };
@@ -226,7 +228,10 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
         if (queued) {
           // Queued once: a later trigger joins the waiting run (a full run covers every selection).
           if (!only || !queued.only) delete queued.only;
-          else queued.only = [...new Set([...queued.only, ...only])];
+          else {
+            queued.only = [...new Set([...queued.only, ...only])];
+            queued.joined = true;
+          }
         } else queued = { id: newRunId(), trigger: 'http', ...(only ? { only: [...only] } : {}) };
         logger.info({ run_id: queued.id, running_run_id: current.id }, 'triggered run queued behind the run in progress');
         return { status: 202, body: { run_id: queued.id, queued: true } };
@@ -336,6 +341,7 @@ export function compactSummary(summary: RunSummary): Record<string, unknown> {
     rate_limited: summary.rateLimited,
     ...(summary.error ? { error: summary.error } : {}),
     ...(summary.approval ? { approval: summary.approval } : {}),
+    ...(summary.unmatched ? { unmatched: summary.unmatched } : {}),
   };
 }
 

@@ -86,6 +86,11 @@ export interface RunOnceOptions {
   acceptScopeChange?: boolean;
   /** `sync --only SELECTOR` (issue 22): apply only the changes touching these records and what they need first. */
   only?: readonly string[];
+  /**
+   * `only` joins several callers' selectors (triggers queued behind a running run): a selector that matches nothing is
+   * reported in `summary.unmatched` instead of failing the other callers' records; the run still fails when none matched.
+   */
+  onlyJoined?: boolean;
   /** The run's id (the run history's), recorded with a pending approval and with the approval a run uses. */
   runId?: string;
 }
@@ -172,6 +177,8 @@ export interface RunSummary {
   stop?: StopReason;
   /** `--only`: each selected record and what was done to it; `plan` is then the selected part of the plan. */
   selection?: SelectionOutcome[];
+  /** `--only` selectors of a joined trigger run that matched no record (the run went on for the others). */
+  unmatched?: string[];
   /** Issue 20: the pending approval this refused run saved, or the approval whose plan this run applied. */
   approval?: { digest: string; state: 'pending' | 'used' };
 }
@@ -260,7 +267,10 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   // matched against the platform records that plan was computed from (not read from the mirror a second time).
   const select = (p: Plan, platform: PlannerSnapshot): PlanSelection | undefined => (options.only && options.only.length > 0 ? selectPlan(p, desired, platform, options.only) : undefined);
   const selection = select(fullPlan, snapshot);
-  if (selection && selection.unmatched.length > 0) throw new OrgsyncError('USAGE', unmatchedMessage(selection.unmatched), { details: { unmatched: selection.unmatched } });
+  if (selection && selection.unmatched.length > 0) {
+    if (!options.onlyJoined || selection.records.length === 0) throw new OrgsyncError('USAGE', unmatchedMessage(selection.unmatched), { details: { unmatched: selection.unmatched } });
+    logger.warn({ unmatched: selection.unmatched }, unmatchedMessage(selection.unmatched));
+  }
   const plan = selection ? selection.plan : fullPlan;
   const quarantine = selection ? selection.quarantine : desired.quarantine;
   const results = new Map<string, ChangeResult>();
@@ -301,6 +311,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
     summary.durationMs = clock.now() - started;
     if (options.mode === 'apply' && (!plan.refusal || decision?.kind === 'apply')) phases.applyMs = lap();
     if (selection) summary.selection = selectionOutcomes(selection, summary, results);
+    if (selection && selection.unmatched.length > 0) summary.unmatched = selection.unmatched;
     if (options.mode === 'apply' && !summary.dryRun) pruneRecordHistory(deps);
     return summary;
   };

@@ -94,6 +94,7 @@ describe('daemon trigger endpoints', () => {
     expect(await d.post('/sync?only=u3', TOKEN)).toEqual({ status: 202, body: { run_id: 'run-2', queued: false } });
     const second = await d.started(2);
     expect(second.ctx).toMatchObject({ runId: 'run-2', trigger: 'http', only: ['u3'] });
+    expect(second.ctx.onlyJoined).toBeUndefined();
     expect((await d.get('/runs/run-2')).body).toMatchObject({ id: 'run-2', trigger: 'http', result: 'running' });
 
     // During the run: queued once; a second trigger joins the waiting one (not stacked).
@@ -102,7 +103,8 @@ describe('daemon trigger endpoints', () => {
     expect((await d.get('/runs/run-3')).body).toEqual({ id: 'run-3', result: 'queued', trigger: 'http' });
     second.finish({ result: 'success', exitCode: 0, summary: { writes: 1 } });
     const third = await d.started(3);
-    expect(third.ctx).toMatchObject({ runId: 'run-3', trigger: 'http', only: ['u4', 'u5', 'u6'] });
+    // Two callers' selectors in one run: one that matches nothing must not fail the other's.
+    expect(third.ctx).toMatchObject({ runId: 'run-3', trigger: 'http', only: ['u4', 'u5', 'u6'], onlyJoined: true });
     third.finish({ result: 'partial', exitCode: 4 });
     await d.settle();
     await d.settle();

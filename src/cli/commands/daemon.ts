@@ -299,8 +299,8 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
     // The effective config, for operators at debug level; the logger redacts every secret in it.
     const { meta, ...effective } = config;
     env.logger.debug({ config: effective, file: meta.file, state_db: env.dbPath }, 'config loaded');
-    const runSync: RunSync = async ({ runId, trigger, logger, stopSignal, killSignal, only }) =>
-      runOutcomeOf(await env.run({ mode: 'apply', ...(only ? { only } : {}) }, { logger, signal: stopSignal, abort: killSignal, runId, trigger }));
+    const runSync: RunSync = async ({ runId, trigger, logger, stopSignal, killSignal, only, onlyJoined }) =>
+      runOutcomeOf(await env.run({ mode: 'apply', ...(only ? { only } : {}), ...(onlyJoined ? { onlyJoined } : {}) }, { logger, signal: stopSignal, abort: killSignal, runId, trigger }));
     const tokenFile = config.daemon.trigger_token_file === '' ? undefined : resolveConfigPath(config, config.daemon.trigger_token_file);
     const records = new RecordHistory(env.db);
     return await runDaemon({
