@@ -26,7 +26,7 @@ import { MANAGED_BY_KEY, normEmail, normPhone, normText, pendingContact } from '
 import type { Clock } from '../shared/clock.js';
 import { oneLine } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import { runTasks } from './executor.js';
+import { runTasksIndexed } from './executor.js';
 import { fencedPort } from './fenced-port.js';
 import { ApplyStop, isWriteRefused, type StopReason, type WriteGate } from './stop.js';
 import { WriteBatcher } from './write-batcher.js';
@@ -95,8 +95,14 @@ export interface ApplyOptions {
   abort?: AbortSignal;
   /** Checked right before every write attempt (see ./stop.ts): the first to refuse stops the apply. */
   gates?: readonly WriteGate[];
-  /** Called once per finished change (progress, metrics). */
+  /** Called once per finished change (progress, metrics, the record history), as it finishes. */
   onResult?(result: ChangeResult): void;
+  /**
+   * Which results `ApplyResult.results` keeps: every change's (`all`, the default), or only those that did not
+   * succeed (`unsuccessful`: applied and adopted changes are counted and reported to onResult, not kept), so an
+   * apply of 100,000 changes holds no result per change (issue 19).
+   */
+  keep?: 'all' | 'unsuccessful';
 }
 
 /** Counts of results per entity, operation and status. */
@@ -104,6 +110,7 @@ export type ApplyCounts = Record<EntityKind, Record<ChangeOp, number>>;
 
 /** The outcome of one apply. */
 export interface ApplyResult {
+  /** In plan order: every change's result, or (`keep: 'unsuccessful'`) those of the changes that did not succeed. */
   results: ChangeResult[];
   /** Applied (or adopted) changes per entity and operation. */
   applied: ApplyCounts;
@@ -126,7 +133,14 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   const referenced = new Set<string>();
   for (const c of changes) for (const d of c.dependsOn) referenced.add(d);
   const created = new KeptIds(referenced);
-  const results = new Map<string, ChangeResult>();
+  const keepAll = options.keep !== 'unsuccessful';
+  // Results are counted as they arrive; only those asked for are kept (with their plan position, for the order).
+  const finished = new Uint8Array(changes.length);
+  const kept: { i: number; r: ChangeResult }[] = [];
+  const applied = emptyCounts();
+  const byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
+  // Member creates whose pending note can go (certainly not sent, or answered with a conflict).
+  const settledCreates: string[] = [];
   const log = deps.logger;
   let refreshing: Promise<void> = Promise.resolve();
   const refreshSerial = (entities: readonly EntityKind[]): Promise<void> => {
@@ -185,60 +199,69 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     if (!stop.reason) throw err;
   }
 
-  const finish = (r: ChangeResult): void => {
-    results.set(r.change.id, r);
+  const tally = (r: ChangeResult, i: number): void => {
+    finished[i] = 1;
+    byStatus[r.status] += 1;
     const c = r.change;
-    const fields = { change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: r.platformId ?? c.platformId };
+    const ok = r.status === 'applied' || r.status === 'adopted';
+    if (ok) applied[c.entity][c.op] += 1;
+    if (keepAll || !ok) kept.push({ i, r });
+    if (c.entity === 'members' && c.op === 'create' && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict')) settledCreates.push(c.thirdId);
+  };
+  const finish = (r: ChangeResult, i: number): void => {
+    tally(r, i);
+    const c = r.change;
+    const platformId = r.platformId ?? c.platformId;
+    // One plain object literal per line, never `{ ...fields, ... }`: at thousands of changes a second V8 allocated
+    // the spread copies in the old generation, where they (and the strings they hold) stayed as garbage until a full
+    // GC, the largest share of an initial sync's peak memory (issue 19).
     // `line`: the change in one short line (`CREATE member E1002 "Lars Okafor" in /Acme/Sales`), what a terminal shows.
-    if (r.status === 'applied' || r.status === 'adopted') log.info({ ...fields, status: r.status, dry_run: options.dryRun === true, line: changeLine(c) }, 'change applied');
-    else if (r.status === 'skipped_admin') log.warn({ ...fields, status: r.status }, 'member holds tenant.admin: not removed');
-    else if (r.status === 'deferred') log.info({ ...fields, status: r.status, reason: r.message }, 'change deferred to a re-plan');
-    else if (r.status !== 'skipped') log.warn({ ...fields, status: r.status, error: r.message }, 'change not applied');
+    if (r.status === 'applied' || r.status === 'adopted') {
+      log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, dry_run: options.dryRun === true, line: changeLine(c) }, 'change applied');
+    } else if (r.status === 'skipped_admin') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status }, 'member holds tenant.admin: not removed');
+    else if (r.status === 'deferred') log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, reason: r.message }, 'change deferred to a re-plan');
+    else if (r.status !== 'skipped') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, error: r.message }, 'change not applied');
     options.onResult?.(r);
   };
 
-  const status = await runTasks(changes, {
+  const status = await runTasksIndexed(changes, {
     concurrency: options.concurrency ?? 8,
     maxFailures: options.maxFailures ?? 100,
     signal: stop.signal,
-    run: async (c) => {
+    run: async (c, i) => {
       let r: ChangeResult;
       try {
         r = await executor.step(c, ctx);
       } catch (err) {
         r = isWriteRefused(err) ? { change: c, status: 'not_started', message: err.message } : { change: c, status: 'failed', message: oneLine(err) };
       }
-      finish(r);
+      finish(r, i);
       return r.status === 'applied' || r.status === 'adopted';
     },
-    onSkip: (c, cause) => finish({ change: c, status: 'skipped', message: `depends on ${cause}, which did not succeed` }),
+    onSkip: (c, cause, i) => finish({ change: c, status: 'skipped', message: `depends on ${cause}, which did not succeed` }, i),
   });
 
-  const applied = emptyCounts();
-  const byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
-  const ordered: ChangeResult[] = [];
   const notStartedWhy =
     stop.reason && stop.reason.kind !== 'shutdown'
       ? `not started: ${stop.reason.message}`
       : options.signal?.aborted === true
         ? 'not started: the run was asked to stop'
         : `not started: ${options.maxFailures ?? 100} changes failed (sync.max_failures)`;
-  for (const c of changes) {
-    let r = results.get(c.id);
-    if (!r) {
-      r = status.get(c.id) === 'not_started' ? { change: c, status: 'not_started', message: notStartedWhy } : { change: c, status: 'failed', message: 'not recorded' };
-      // Counted (metrics, progress) like every other outcome, but not logged one by one: there may be thousands.
-      options.onResult?.(r);
-    }
-    ordered.push(r);
-    byStatus[r.status] += 1;
-    if (r.status === 'applied' || r.status === 'adopted') applied[c.entity][c.op] += 1;
+  for (let i = 0; i < changes.length; i++) {
+    if (finished[i]) continue;
+    const c = changes[i]!;
+    const r: ChangeResult = status.at(i) === 'not_started' ? { change: c, status: 'not_started', message: notStartedWhy } : { change: c, status: 'failed', message: 'not recorded' };
+    tally(r, i);
+    // Counted (metrics, progress) like every other outcome, but not logged one by one: there may be thousands.
+    options.onResult?.(r);
   }
   options.signal?.removeEventListener('abort', onShutdown);
-  await executor.after(ordered, ctx);
+  await executor.after(settledCreates, ctx);
   await batcher.flush();
   const reason = stop.reason;
-  return { results: ordered, applied, byStatus, stopped: reason !== undefined, ...(reason ? { stopReason: reason } : {}) };
+  kept.sort((a, b) => a.i - b.i);
+  const results = kept.map((k) => k.r);
+  return { results, applied, byStatus, stopped: reason !== undefined, ...(reason ? { stopReason: reason } : {}) };
 }
 
 /** Change id -> platform id of the record it created (or took over), for the ids in `keep` only. */
@@ -278,8 +301,8 @@ interface Executor {
   /** Before the first change. */
   before(changes: readonly Change[], ctx: StepContext): Promise<void>;
   step: Step;
-  /** After the last change. */
-  after(results: readonly ChangeResult[], ctx: StepContext): Promise<void>;
+  /** After the last change, with the third ids of the member creates certainly not sent or answered with a conflict. */
+  after(settledCreates: readonly string[], ctx: StepContext): Promise<void>;
 }
 
 /** Resolves PlanRefs in a request body to the platform ids created earlier in the run. */
@@ -334,11 +357,10 @@ const realExecutor: Executor = {
     });
   },
   step: (c, ctx) => realStep(c, ctx),
-  async after(results, ctx) {
-    const settled = results.filter((r) => r.change.entity === 'members' && r.change.op === 'create' && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict'));
+  async after(settled, ctx) {
     if (settled.length === 0) return;
     ctx.record(() => {
-      for (const r of settled) ctx.deps.ownership.endCreate('members', r.change.thirdId);
+      for (const thirdId of settled) ctx.deps.ownership.endCreate('members', thirdId);
     });
   },
 };

@@ -17,10 +17,10 @@ export interface Task {
 /** Options of runTasks. */
 export interface ExecutorOptions<T extends Task> {
   concurrency: number;
-  /** Runs one task; resolves true for success, false for a failure (throwing counts as a failure). */
-  run(task: T): Promise<boolean>;
+  /** Runs one task (`i`: its position); resolves true for success, false for a failure (throwing counts as a failure). */
+  run(task: T, i: number): Promise<boolean>;
   /** Called when a task is skipped because `cause` did not succeed. */
-  onSkip?(task: T, cause: string): void;
+  onSkip?(task: T, cause: string, i: number): void;
   /** Stop starting tasks after this many failures. */
   maxFailures?: number;
   /** Stop starting tasks once aborted (in-flight tasks finish). */
@@ -35,9 +35,26 @@ const NAMES: Record<number, TaskStatus> = { [PENDING]: 'not_started', [OK]: 'ok'
 
 /** Runs `tasks` (a valid sequential order) and returns each task's status, by id. */
 export async function runTasks<T extends Task>(tasks: readonly T[], options: ExecutorOptions<T>): Promise<Map<string, TaskStatus>> {
+  const statuses = await runTasksIndexed(tasks, options);
+  const out = new Map<string, TaskStatus>();
+  for (let i = 0; i < tasks.length; i++) out.set(tasks[i]!.id, statuses.at(i));
+  return out;
+}
+
+/** Each task's status by its position (no map of ids: a plan of 100,000 changes keeps one byte per change). */
+export interface TaskStatuses {
+  at(i: number): TaskStatus;
+}
+
+/** runTasks, reporting statuses by position. */
+export async function runTasksIndexed<T extends Task>(tasks: readonly T[], options: ExecutorOptions<T>): Promise<TaskStatuses> {
   const n = tasks.length;
+  // Positions of the tasks something depends on (only those: 100,000 member creates need no entry of their own).
+  const referenced = new Set<string>();
+  for (const t of tasks) for (const d of t.dependsOn) referenced.add(d);
   const index = new Map<string, number>();
-  tasks.forEach((t, i) => index.set(t.id, i));
+  if (referenced.size > 0) tasks.forEach((t, i) => referenced.has(t.id) && index.set(t.id, i));
+  referenced.clear();
   const state = new Uint8Array(n);
   const started = new Uint8Array(n);
   const waiting = new Int32Array(n);
@@ -64,7 +81,7 @@ export async function runTasks<T extends Task>(tasks: readonly T[], options: Exe
       const cur = stack.pop()!;
       if (state[cur] !== PENDING || started[cur]) continue;
       state[cur] = SKIPPED;
-      options.onSkip?.(tasks[cur]!, cause);
+      options.onSkip?.(tasks[cur]!, cause, cur);
       for (const d of dependents[cur] ?? []) stack.push(d);
     }
   };
@@ -80,7 +97,7 @@ export async function runTasks<T extends Task>(tasks: readonly T[], options: Exe
         void (async () => {
           let ok = false;
           try {
-            ok = await options.run(tasks[i]!);
+            ok = await options.run(tasks[i]!, i);
           } catch {
             ok = false;
           }
@@ -102,9 +119,7 @@ export async function runTasks<T extends Task>(tasks: readonly T[], options: Exe
     };
     pump();
   });
-  const out = new Map<string, TaskStatus>();
-  for (let i = 0; i < n; i++) out.set(tasks[i]!.id, NAMES[state[i]!]!);
-  return out;
+  return { at: (i) => NAMES[state[i]!]! };
 }
 
 /** A binary min-heap of numbers. */

@@ -9,7 +9,7 @@ import { blockedRecords, ENTITY_KINDS } from '../domain/index.js';
 import { applyChanges, type ApplyCounts, type ChangeResult, type ChangeStatus, type StopReason, type WriteGate } from '../applier/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
-import type { RecordHistory } from '../mirror/record-history.js';
+import { RECORDED_STATUSES, type RecordHistory } from '../mirror/record-history.js';
 import type { OrgPlatformPort } from '../platform/port.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
 import { calculatePlan, lifecycleOptionsFrom, type PlannerSnapshot } from '../planner/index.js';
@@ -357,8 +357,15 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   }
   if (options.mode === 'plan') return finish();
 
-  const done = new Set<string>();
   let changes = decision?.kind === 'apply' ? decision.plan.changes : plan.changes;
+  // Results are recorded as they arrive (the record history in batches; `--only`'s outcomes): the apply keeps only
+  // the changes that did not succeed, so a run of 100,000 writes holds no result per write (issue 19).
+  const history = options.dryRun !== true ? historyWriter(deps, decision?.kind === 'apply' ? decision.digest : undefined) : undefined;
+  const onResult = (r: ChangeResult): void => {
+    history?.add(r);
+    if (selection) results.set(r.change.id, r);
+    observer?.onChangeResult?.(r);
+  };
   for (let round = 0; ; round += 1) {
     if (round === 0) observer?.onApplyStart?.(changes.length);
     else observer?.onReplan?.(round, changes.length);
@@ -372,15 +379,17 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
         ...(deps.signal ? { signal: deps.signal } : {}),
         ...(deps.abortSignal ? { abort: deps.abortSignal } : {}),
         ...(deps.writeGates ? { gates: deps.writeGates } : {}),
-        ...(observer?.onChangeResult ? { onResult: observer.onChangeResult } : {}),
+        onResult,
+        keep: 'unsuccessful',
       },
     );
+    history?.flush();
     for (const e of ENTITY_KINDS) for (const op of Object.keys(result.applied[e]) as (keyof ApplyCounts[EntityKind])[]) summary.applied[e][op] += result.applied[e][op];
-    if (options.dryRun !== true) recordWrites(deps, result.results, decision?.kind === 'apply' ? decision.digest : undefined);
+    summary.byStatus.applied += result.byStatus.applied;
+    summary.byStatus.adopted += result.byStatus.adopted;
     const deferred: ChangeResult[] = [];
+    // result.results: the changes that did not succeed, in plan order.
     for (const r of result.results) {
-      done.add(r.change.id);
-      results.set(r.change.id, r);
       if (r.status === 'deferred') {
         deferred.push(r);
         continue;
@@ -522,15 +531,35 @@ function dependsTransitively(changes: Plan['changes'], from: Plan['changes'], id
   return false;
 }
 
-/** Records the writes of one apply round in the per-record history (a failure to record is logged, not fatal). */
-function recordWrites(deps: RunOnceDeps, results: readonly ChangeResult[], approvalDigest: string | undefined): void {
+/** Writes of a run recorded in the per-record history this many at a time (one transaction each). */
+const HISTORY_BATCH = 500;
+
+/**
+ * Records the writes of a run in the per-record history as they finish, in batches (a failure to record is logged,
+ * not fatal). Only the results the history keeps wait in the batch, and only until it is written.
+ */
+function historyWriter(deps: RunOnceDeps, approvalDigest: string | undefined): { add(r: ChangeResult): void; flush(): void } | undefined {
   const h = deps.recordHistory;
-  if (!h) return;
-  try {
-    h.store.recordResults(results, { runId: h.runId, trigger: h.trigger, at: deps.clock.now(), ...(approvalDigest ? { approvalDigest } : {}) });
-  } catch (err) {
-    deps.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not record the writes in the record history');
-  }
+  if (!h) return undefined;
+  let batch: ChangeResult[] = [];
+  const flush = (): void => {
+    if (batch.length === 0) return;
+    const rows = batch;
+    batch = [];
+    try {
+      h.store.recordResults(rows, { runId: h.runId, trigger: h.trigger, at: deps.clock.now(), ...(approvalDigest ? { approvalDigest } : {}) });
+    } catch (err) {
+      deps.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not record the writes in the record history');
+    }
+  };
+  return {
+    add(r) {
+      if (!RECORDED_STATUSES.includes(r.status)) return;
+      batch.push(r);
+      if (batch.length >= HISTORY_BATCH) flush();
+    },
+    flush,
+  };
 }
 
 /** Drops record history older than state.history_days (the end of every applying run). */

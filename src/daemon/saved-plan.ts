@@ -251,6 +251,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
       maxFailures: config.sync.max_failures,
       ...(deps.signal ? { signal: deps.signal } : {}),
       ...(deps.observer?.onChangeResult ? { onResult: deps.observer.onChangeResult } : {}),
+      keep: 'unsuccessful',
     },
   );
   const failures = result.results.filter((r) => r.status !== 'applied' && r.status !== 'adopted' && r.status !== 'skipped_admin' && r.status !== 'not_started').map(toFailure);

@@ -86,6 +86,53 @@ export interface Change {
   adoptedBy?: 'third_id' | 'name' | 'email' | 'phone' | 'crashed_create';
 }
 
+/** What a member create is made of (see memberCreateChange). */
+export interface MemberCreateInit {
+  id: string;
+  thirdId: string;
+  /** A re-hire: the account this sync owned before the member left (POST re-activates it). */
+  platformId?: string;
+  reason: string;
+  /** The body of the POST, after normalisation. */
+  fields: Record<string, PlanValue>;
+  dependsOn: string[];
+  /** The path of the department it is created in (shared by every create into that department). */
+  paths?: Change['paths'];
+}
+
+function memberCreateDescription(this: Change): string {
+  const f = this.fields;
+  const label = this.paths?.department_id?.after;
+  return `${this.platformId !== undefined ? 're-add' : 'create'} member "${f.display_name as string}"${f.email ? ` <${f.email as string}>` : ''}${label !== undefined ? ` in "${label}"` : ''}`;
+}
+
+function memberCreateRequest(this: Change): PlanRequest {
+  return { method: 'POST', path: '/org/members', body: this.fields };
+}
+
+const DERIVED_DESCRIPTION: PropertyDescriptor = { get: memberCreateDescription, enumerable: true, configurable: true };
+const DERIVED_REQUEST: PropertyDescriptor = { get: memberCreateRequest, enumerable: true, configurable: true };
+
+/**
+ * A member create in its compact form (issue 19). An initial import is almost only member creates (100,000 of
+ * them, or a million in a large tenant), so each carries only what it is made of: its id, source id, the fields it
+ * posts, what it waits for and its department's path; its `description` and `request` are derived from those when
+ * read. Both are own enumerable accessors, so the change is still a plain value to every reader: JSON (`plan --out`,
+ * `--json`, approvals' digests), spreads and comparisons see exactly the properties, in the order, of any other
+ * change. Objects built the same way share one hidden class, so the accessors cost nothing per change.
+ */
+export function memberCreateChange(init: MemberCreateInit): Change {
+  const c = { id: init.id, entity: 'members', op: 'create', thirdId: init.thirdId } as Change;
+  if (init.platformId !== undefined) c.platformId = init.platformId;
+  Object.defineProperty(c, 'description', DERIVED_DESCRIPTION);
+  if (init.paths !== undefined) c.paths = init.paths;
+  c.reason = init.reason;
+  c.fields = init.fields;
+  Object.defineProperty(c, 'request', DERIVED_REQUEST);
+  c.dependsOn = init.dependsOn;
+  return c;
+}
+
 /** A finding that is not a write: unpatchable drift, conflicts with records orgsync does not own, kept departments. */
 export interface PlanWarning {
   /** Stable code: `unpatchable_drift`, `not_owned_conflict`, `kept_not_empty`, `unresolved_parent`, `empty_source`, `invalid_phone_dropped` (from the sources). */

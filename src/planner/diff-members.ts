@@ -1,5 +1,6 @@
 /** Members: desired x mirror x ownership -> create / adopt / update / remove (see calculate-plan.ts). */
 import type { Change, DesiredMember, PlanValue, PlatformMember } from '../domain/index.js';
+import { memberCreateChange } from '../domain/index.js';
 import { type DiffContext, type Target, keptBecauseQuarantined, NO_DEPS, sharedDeps, sharedValue, targetPath } from './context.js';
 import { matchesPendingContact, normEmail, normPhone, normText } from './normalise.js';
 import { memberOwnership } from './ownership.js';
@@ -73,6 +74,13 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
   /** Accounts whose fate this plan decided (changed, or checked and left where they are). */
   const handled = new Set<string>();
   const desiredIds = new Set<string>();
+  // Every create into one department shows the same path: one object per department, not one per member.
+  const pathsByDept = new Map<string, NonNullable<Change['paths']>>();
+  const sharedPaths = (dept: string): NonNullable<Change['paths']> => {
+    let p = pathsByDept.get(dept);
+    if (!p) pathsByDept.set(dept, (p = { department_id: { after: input.departmentLabel!(dept) } }));
+    return p;
+  };
   const currentDept = (m: PlatformMember): string => (m.department_id === input.tenantRootId ? '' : m.department_id);
   /** A live member this sync created in a run that stopped before recording it (pending, same third id and contact). */
   const crashedCreate = (m: PlatformMember): boolean => {
@@ -299,19 +307,18 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
     if (dept !== undefined && dept !== '') fields.department_id = sharedValue(ctx, dept);
     const id = `members:create:${sid}`;
     const rehire = ownedAccount !== undefined;
-    upserts.push({
-      id,
-      entity: 'members',
-      op: 'create',
-      thirdId: sid,
-      ...(rehire ? { platformId: ownedAccount } : {}),
-      description: `${rehire ? 're-add' : 'create'} member "${fields.display_name as string}"${fields.email ? ` <${fields.email as string}>` : ''}${dept !== undefined && dept !== '' && input.departmentLabel ? ` in "${input.departmentLabel(dept)}"` : ''}`,
-      ...(dept !== undefined && dept !== '' && input.departmentLabel ? { paths: { department_id: { after: input.departmentLabel(dept) } } } : {}),
-      reason: rehire ? 're-hire: the member left and is in the source again' : 'missing on the platform',
-      fields,
-      request: { method: 'POST', path: '/org/members', body: fields },
-      dependsOn: dept === undefined ? NO_DEPS : sharedDeps(ctx, dept),
-    });
+    const paths = dept !== undefined && dept !== '' && input.departmentLabel ? sharedPaths(dept) : undefined;
+    upserts.push(
+      memberCreateChange({
+        id,
+        thirdId: sid,
+        ...(rehire ? { platformId: ownedAccount } : {}),
+        ...(paths ? { paths } : {}),
+        reason: rehire ? 're-hire: the member left and is in the source again' : 'missing on the platform',
+        fields,
+        dependsOn: dept === undefined ? NO_DEPS : sharedDeps(ctx, dept),
+      }),
+    );
     if (d.status === 'suspended') {
       const sf: Record<string, PlanValue> = { status: 'suspended' };
       upserts.push({

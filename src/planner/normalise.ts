@@ -1,18 +1,25 @@
-/** Normalisation applied to both sides before comparing, so that only real differences become writes. */
+/**
+ * Normalisation applied to both sides before comparing, so that only real differences become writes.
+ * Each returns the very string it was given when that is already normal: a plan's fields then share their strings with
+ * the desired state instead of holding a copy of every name and e-mail.
+ */
+
+/** `out` when it differs from `v`, else `v` itself. */
+const same = (v: string, out: string): string => (out === v ? v : out);
 
 /** Text fields: Unicode NFC, trimmed. */
 export function normText(v: string | undefined | null): string {
-  return (v ?? '').normalize('NFC').trim();
+  return same(v ?? '', (v ?? '').normalize('NFC').trim());
 }
 
 /** E-mail: trimmed, lower-cased. */
 export function normEmail(v: string | undefined | null): string {
-  return (v ?? '').trim().toLowerCase();
+  return same(v ?? '', (v ?? '').trim().toLowerCase());
 }
 
 /** Phone: digits and a leading +, without spaces, dashes, dots or brackets. */
 export function normPhone(v: string | undefined | null): string {
-  return (v ?? '').replace(/[\s\-().]/g, '');
+  return same(v ?? '', (v ?? '').replace(/[\s\-().]/g, ''));
 }
 
 /** The contact noted with a pending member create: its normalised e-mail and phone. */

@@ -84,6 +84,24 @@ describe('create collisions', () => {
     expect(await w.api('GET', `/org/departments/${foreign.id}`)).toEqual(foreign);
   });
 
+  it("keep: 'unsuccessful' keeps only what did not succeed; every result still reaches onResult and the counts", async () => {
+    world = await SyncWorld.start();
+    const w = world;
+    await w.api('POST', '/org/departments', { name: 'Theirs', third_department_id: 'eng', metadata: { managed_by: 'other' } });
+    const seen: string[] = [];
+    const res = await applyChanges([createDept('ops', 'Ops'), createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' }), createDept('hr', 'HR')], deps(w), {
+      keep: 'unsuccessful',
+      onResult: (r) => seen.push(`${r.change.id} ${r.status}`),
+    });
+    expect(res.results.map((r) => [r.change.id, r.status])).toEqual([
+      ['departments:create:eng', 'conflict'],
+      ['departments:create:eng-be', 'skipped'],
+    ]);
+    expect(seen.sort()).toEqual(['departments:create:eng conflict', 'departments:create:eng-be skipped', 'departments:create:hr applied', 'departments:create:ops applied']);
+    expect(res.byStatus).toMatchObject({ applied: 2, conflict: 1, skipped: 1 });
+    expect(res.applied.departments.create).toBe(2);
+  });
+
   it('member_exists: adopts by e-mail when configured, otherwise reports', async () => {
     world = await SyncWorld.start('id: hr-sync\n  adopt: { members: [email] }');
     const w = world;
