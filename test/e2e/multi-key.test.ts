@@ -5,6 +5,8 @@
  * the run stops as with one refused key.
  */
 import { join } from 'node:path';
+import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
+import { cli } from './cli-run.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { runOnce, type RunSummary } from '../../src/daemon/run-once.js';
@@ -204,5 +206,28 @@ describe('several API keys of one tenant, emulator limits on (100/s per key, 500
     expect(counts.dropped).toEqual([keyFingerprint(KEYS[0]!), keyFingerprint(KEYS[1]!)]);
     // One key alone fails the same way.
     await expect(syncOnce(emu, `  api_key: ${KEYS[2]}\n`, bigOrg(10))).rejects.toThrow(refused);
+  });
+
+  it('orgsync sync with a revoked key among api_keys: exit 0, one warning naming the key\'s fingerprint, never a key, in any output', { timeout: 60_000 }, async () => {
+    const emu = await emulator();
+    expect((await emu.request('POST', '/_emulator/api-keys/revoke', { token: ADMIN, body: { key: KEYS[1] } })).status).toBe(200);
+    const dir = tempDir('orgsync-keys-cli-');
+    const desired = bigOrg(20);
+    writeCsvOrg(dir, desired);
+    const config = writeCsvConfig(dir, { baseUrl: emu.url, apiKey: KEYS[0]!, platformExtra: `  api_keys:\n    - key: ${KEYS[1]}\n    - key: ${KEYS[2]}\n  tenant_requests_per_second: 300\n` });
+    const r = await cli('sync', '--config', config, '--output', 'json');
+    expect(r.code).toBe(0);
+    const warnings = r.stderr
+      .split('\n')
+      .filter((l) => l.includes('platform key refused'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ msg: 'platform key refused: dropped from this run, continuing on the other keys', key: keyFingerprint(KEYS[1]!), status: 401, code: 'invalid_api_key', keys_left: 2 });
+    for (const key of KEYS.slice(0, 3)) {
+      expect(r.stdout).not.toContain(key);
+      expect(r.stderr).not.toContain(key);
+    }
+    expect(JSON.parse(r.stdout)).toMatchObject({ result: 'applied', exit_code: 0 });
+    expect(await view(emu)).toEqual({ ...expectedView(desired), members: { ...ADA, ...expectedView(desired).members } });
   });
 });
