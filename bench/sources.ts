@@ -14,7 +14,8 @@
  * 2. LDAP: 50,000 inetOrgPerson entries (same generator) in a private slapd, read by the LDAP connector, against
  *    `ldapsearch -E pr=500/noprompt` of the same entries and attributes to /dev/null. Target: <= 2.5x (issue 19).
  *    The two alternate (ldapsearch, connector, ldapsearch, ...; BENCH_LDAP_ROUNDS rounds, default 5), so a change
- *    in the machine's load hits both; the faster of each counts, and the medians are printed too.
+ *    in the machine's load hits both; the faster of each counts (`ratio`, the target), the medians are printed too,
+ *    and `cpu_ratio` compares CPU time, client plus slapd (from /proc), which the load disturbs less.
  *
  * The connector is also timed without the phone field, to show its own overhead over csv-parse.
  *
@@ -24,7 +25,7 @@
  * lines on stdout.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, createReadStream, createWriteStream, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,15 +161,46 @@ function withTrunkPrefix(dir: string, into: string): void {
   writeFileSync(join(into, 'members.csv'), readFileSync(join(dir, 'members.csv'), 'utf8').replace(/,\((\d{3})\) /g, ',1 ($1) '));
 }
 
-function ldapsearchMs(url: string, bindDn: string, password: string, base: string): number {
-  const devNull = openSync('/dev/null', 'w');
-  const t0 = performance.now();
-  const r = spawnSync('ldapsearch', ['-x', '-LLL', '-H', url, '-D', bindDn, '-w', password, '-b', base, '-E', 'pr=500/noprompt', '(objectClass=inetOrgPerson)', ...LDAP_ATTRIBUTES], {
-    stdio: ['ignore', devNull, 'pipe'],
-  });
-  const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`ldapsearch failed (${r.status}): ${r.stderr.toString()}`);
-  return Math.round(ms);
+/**
+ * One `ldapsearch -E pr=500/noprompt` of the connector's entries and attributes to /dev/null: its wall time and CPU
+ * time, both as bash's `time` reports them for ldapsearch alone.
+ */
+function ldapsearchRun(url: string, bindDn: string, password: string, base: string): { ms: number; cpuMs: number } {
+  const script = `TIMEFORMAT='orgsync-bench %3R %3U %3S'; time ldapsearch "$@" > /dev/null`;
+  const args = ['-x', '-LLL', '-H', url, '-D', bindDn, '-w', password, '-b', base, '-E', 'pr=500/noprompt', '(objectClass=inetOrgPerson)', ...LDAP_ATTRIBUTES];
+  const r = spawnSync('bash', ['-c', script, 'ldapsearch', ...args], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const t = /orgsync-bench ([\d.]+) ([\d.]+) ([\d.]+)/.exec(r.stderr);
+  if (r.status !== 0 || !t) throw new Error(`ldapsearch failed (${r.status}): ${r.stderr}`);
+  return { ms: Math.round(Number(t[1]) * 1000), cpuMs: Math.round((Number(t[2]) + Number(t[3])) * 1000) };
+}
+
+/** CPU time slapd (pid) has used so far, from /proc (undefined elsewhere). */
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime in clock ticks (USER_HZ = 100 on Linux)
+  } catch {
+    return undefined;
+  }
+}
+
+/** slapd's pid from its pidfile, undefined when it cannot be read. */
+function slapdPid(dir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dir, 'slapd.pid'), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the server spent on one run of `f` (undefined where /proc is not readable). */
+function withServerCpu<T>(pid: number | undefined, f: () => T): T & { serverCpuMs?: number } {
+  const before = processCpuMs(pid);
+  const out = f();
+  const after = processCpuMs(pid);
+  return before === undefined || after === undefined ? (out as T & { serverCpuMs?: number }) : { ...out, serverCpuMs: after - before };
 }
 
 const line = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
@@ -251,27 +283,37 @@ async function main(): Promise<void> {
     line({ bench: 'sources', step: 'load-slapd', entries: LDAP_ENTRIES, ms: Math.round(performance.now() - t1) });
     try {
       const args = [slapd.url, slapd.rootDn, slapd.rootPassword, base] as [string, string, string, string];
-      ldapsearchMs(...args); // warm slapd's caches
-      const searches: number[] = [];
-      const connectors: Measurement[] = [];
+      const pid = slapdPid(slapd.dir);
+      ldapsearchRun(...args); // warm slapd's caches
+      const searches: { ms: number; cpuMs: number; serverCpuMs?: number }[] = [];
+      const connectors: (Measurement & { serverCpuMs?: number })[] = [];
       for (let i = 0; i < LDAP_ROUNDS; i++) {
-        searches.push(ldapsearchMs(...args));
-        connectors.push(runChild('ldap-connector', args));
+        searches.push(withServerCpu(pid, () => ldapsearchRun(...args)));
+        connectors.push(withServerCpu(pid, () => runChild('ldap-connector', args)));
       }
-      const search = Math.min(...searches);
-      const ldapConn = connectors.reduce((a, b) => (b.ms < a.ms ? b : a));
+      const fastest = <T extends { ms: number }>(xs: T[]) => xs.reduce((a, b) => (b.ms < a.ms ? b : a));
+      const least = (xs: (number | undefined)[]) => (xs.every((x) => x !== undefined) ? Math.min(...(xs as number[])) : undefined);
       const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-      line({ bench: 'sources', step: 'ldapsearch-pr500', ms: search, runs_ms: searches });
-      line({ bench: 'sources', step: 'ldap-connector', ...ldapConn, runs_ms: connectors.map((c) => c.ms) });
+      const search = fastest(searches);
+      const ldapConn = fastest(connectors);
+      // CPU, steadier than wall time on a loaded machine: the client's plus the server's, least of the rounds.
+      const searchCpu = least(searches.map((x) => x.serverCpuMs));
+      const connCpu = least(connectors.map((x) => x.serverCpuMs));
+      const clientAndServer = (client: number, server: number | undefined) => (server === undefined ? undefined : client + server);
+      const searchTotal = clientAndServer(Math.min(...searches.map((x) => x.cpuMs)), searchCpu);
+      const connTotal = clientAndServer(Math.min(...connectors.map((x) => x.cpuMs)), connCpu);
+      line({ bench: 'sources', step: 'ldapsearch-pr500', ms: search.ms, cpuMs: search.cpuMs, runs_ms: searches.map((x) => x.ms), runs_cpu_ms: searches.map((x) => x.cpuMs), server_cpu_ms: searches.map((x) => x.serverCpuMs) });
+      line({ bench: 'sources', step: 'ldap-connector', ...ldapConn, runs_ms: connectors.map((c) => c.ms), runs_cpu_ms: connectors.map((c) => c.cpuMs), server_cpu_ms: connectors.map((x) => x.serverCpuMs) });
       line({
         bench: 'sources',
         step: 'ldap-result',
         entries: LDAP_ENTRIES,
-        ratio: Number((ldapConn.ms / search).toFixed(2)),
-        median_ratio: Number((median(connectors.map((c) => c.ms)) / median(searches)).toFixed(2)),
+        ratio: Number((ldapConn.ms / search.ms).toFixed(2)),
+        median_ratio: Number((median(connectors.map((c) => c.ms)) / median(searches.map((x) => x.ms))).toFixed(2)),
+        cpu_ratio: searchTotal && connTotal ? Number((connTotal / searchTotal).toFixed(2)) : null,
         target_ratio: LDAP_TARGET_RATIO,
         load_average: loadavg().map((x) => Number(x.toFixed(2))),
-        ok: ldapConn.ms <= LDAP_TARGET_RATIO * search,
+        ok: ldapConn.ms <= LDAP_TARGET_RATIO * search.ms,
       });
     } finally {
       await slapd.stop();
