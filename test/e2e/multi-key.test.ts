@@ -5,6 +5,9 @@
  * the run stops as with one refused key.
  */
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { openRunEnvironment } from '../../src/cli/commands/daemon.js';
+import { loadConfig } from '../../src/config/load.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { cli } from './cli-run.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -229,5 +232,29 @@ describe('several API keys of one tenant, emulator limits on (100/s per key, 500
     }
     expect(JSON.parse(r.stdout)).toMatchObject({ result: 'applied', exit_code: 0 });
     expect(await view(emu)).toEqual({ ...expectedView(desired), members: { ...ADA, ...expectedView(desired).members } });
+  });
+
+  it('the daemon tries a dropped key again at its next run (dropped from the run, not for good)', { timeout: 60_000 }, async () => {
+    const emu = await emulator();
+    expect((await emu.request('POST', '/_emulator/api-keys/revoke', { token: ADMIN, body: { key: KEYS[1] } })).status).toBe(200);
+    const dir = tempDir('orgsync-keys-daemon-');
+    writeCsvOrg(dir, bigOrg(10));
+    const config = loadConfig(writeCsvConfig(dir, { baseUrl: emu.url, apiKey: KEYS[0]!, platformExtra: `  api_keys:\n    - key: ${KEYS[1]}\n` }), {});
+    const logs = new PassThrough();
+    let text = '';
+    logs.on('data', (c: Buffer) => (text += c.toString()));
+    const env = openRunEnvironment(config, { env: {} }, { logDestination: logs, logIsTTY: false });
+    try {
+      const warnings = () => text.split('\n').filter((l) => l.includes('platform key refused')).length;
+      expect((await env.run({ mode: 'apply' }, {})).exitCode).toBe(0);
+      expect(warnings()).toBe(1);
+      expect(env.client.activeKeys()).toEqual([keyFingerprint(KEYS[0]!)]);
+      // The next run starts with both keys again; the revoked one is refused and dropped again, with a new warning.
+      expect((await env.run({ mode: 'apply' }, {})).exitCode).toBe(0);
+      expect(warnings()).toBe(2);
+      expect(text).not.toContain(KEYS[1]);
+    } finally {
+      await env.close();
+    }
   });
 });
