@@ -87,6 +87,23 @@ describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', (
     expect(state.members.map((m) => [m.source_id, m.phone])).toEqual([['ada', '+442079460000']]);
   });
 
+  it('stops when the run is aborted, the next page already asked for, and leaves no request failing afterwards', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const config = sourcesConfig([source({ page_size: 1 })]);
+      await expect(readDesiredState(config, { env: {}, logger: silentLogger, clock: instantClock, signal: ac.signal })).rejects.toMatchObject({ name: 'AbortError' });
+      // The abandoned page's answer fails when the connection closes: give that failure a chance to surface.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it('ldaps:// with the CA file', async () => {
     await expectCorp(await read([source({ url: slapd.ldapsUrl, ca_file: slapd.caFile })]));
   });
