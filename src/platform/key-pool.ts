@@ -16,6 +16,9 @@ import { createHash } from 'node:crypto';
 import { monotonicNow, type Clock } from '../shared/clock.js';
 import { sharedBucket, type TokenBucket } from './pacing.js';
 
+/** The warning logged when a key is dropped (with `key`: its fingerprint, `status`, `code`, `keys_left`). */
+export const KEY_DROPPED_MESSAGE = 'platform key refused: dropped from this run, continuing on the other keys';
+
 /** Two 429s from different keys within this many ms are read as the tenant's limit. */
 export const TENANT_429_WINDOW_MS = 1000;
 

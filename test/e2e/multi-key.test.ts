@@ -232,6 +232,12 @@ describe('several API keys of one tenant, emulator limits on (100/s per key, 500
     }
     expect(JSON.parse(r.stdout)).toMatchObject({ result: 'applied', exit_code: 0 });
     expect(await view(emu)).toEqual({ ...expectedView(desired), members: { ...ADA, ...expectedView(desired).members } });
+    // orgsync mirror refresh reads with the keys too, and says the same when it drops one.
+    const m = await cli('mirror', 'refresh', '--config', config, '--full');
+    expect(m.code).toBe(0);
+    expect(m.stderr).toContain('platform key refused: dropped from this run, continuing on the other keys');
+    expect(m.stderr).toContain(keyFingerprint(KEYS[1]!));
+    expect(m.stderr + m.stdout).not.toContain(KEYS[1]!);
   });
 
   it('the daemon tries a dropped key again at its next run (dropped from the run, not for good)', { timeout: 60_000 }, async () => {

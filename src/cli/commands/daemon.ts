@@ -39,6 +39,7 @@ import { createLogger, wantsPretty, type OrgsyncLogger } from '../../observabili
 import type { TerminalLine } from '../../observability/terminal-line.js';
 import { OrgsyncMetrics } from '../../observability/metrics.js';
 import { createPlatformClient, type PlatformClient } from '../../platform/client.js';
+import { KEY_DROPPED_MESSAGE } from '../../platform/key-pool.js';
 import { readDesiredState } from '../../sources/index.js';
 import { steadyWallClock, systemClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
@@ -168,7 +169,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
         onKeyRateLimited: (key) => observer.onKeyRateLimited(key),
         onKeyDropped: (key, status, code) => {
           observer.onKeyDropped(key);
-          runLog.warn({ key, status, code: code || undefined, keys_left: client.activeKeys().length }, 'platform key refused: dropped from this run, continuing on the other keys');
+          runLog.warn({ key, status, code: code || undefined, keys_left: client.activeKeys().length }, KEY_DROPPED_MESSAGE);
         },
       },
     });

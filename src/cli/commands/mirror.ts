@@ -6,7 +6,8 @@ import { refreshMirror, type RefreshMirrorResult } from '../../daemon/refresh-mi
 import { openStateDb } from '../../mirror/db.js';
 import { Mirror, type EntitySyncState, type StatusCount } from '../../mirror/mirror.js';
 import { openStateSnapshot, withoutLeaseNote } from '../../mirror/snapshot.js';
-import { createPlatformClient } from '../../platform/client.js';
+import { createPlatformClient, type PlatformClient } from '../../platform/client.js';
+import { KEY_DROPPED_MESSAGE } from '../../platform/key-pool.js';
 import { describePlatformError, isPlatformError } from '../../platform/errors.js';
 import { createLogger, wantsPretty } from '../../observability/logger.js';
 import { systemClock } from '../../shared/clock.js';
@@ -89,7 +90,11 @@ async function runRefresh(cfg: Config, ctx: CliContext, full: boolean): Promise<
     pretty: wantsPretty(cfg.log.format, ctx.isTTY),
     secrets: cfg.meta.secrets,
   });
-  const client = createPlatformClient(cfg.platform, {}, cfg.meta.file);
+  const client: PlatformClient = createPlatformClient(
+    cfg.platform,
+    { observer: { onKeyDropped: (key, status, code) => logger.warn({ key, status, code: code || undefined, keys_left: client.activeKeys().length }, KEY_DROPPED_MESSAGE) } },
+    cfg.meta.file,
+  );
   const db = openStateDb(resolveConfigPath(cfg, cfg.state.path));
   try {
     return await refreshMirror({
