@@ -211,6 +211,36 @@ describe('several API keys of one tenant, emulator limits on (100/s per key, 500
     await expect(syncOnce(emu, `  api_key: ${KEYS[2]}\n`, bigOrg(10))).rejects.toThrow(refused);
   });
 
+  it('keys revoked during the apply: one is dropped, the last one\'s refusal fails the run exactly as one revoked key does', { timeout: 60_000 }, async () => {
+    /** Runs with `platformYaml` and revokes `revoke` once the apply has started (20 requests: past the refresh's lists). */
+    const revokedDuringApply = async (platformYaml: string, revoke: readonly string[]): Promise<{ error: unknown; counts: Counts }> => {
+      const emu = await emulator();
+      let revocation: Promise<unknown> | undefined;
+      const counts: Counts = { requests: 0, rateLimited: 0, byKey: new Map(), dropped: [], afterDrop: 0 };
+      const error = await syncOnce(
+        emu,
+        platformYaml,
+        bigOrg(100),
+        (_key, c) => {
+          const sent = [...c.byKey.values()].reduce((a, b) => a + b, 0);
+          if (sent === 20 && !revocation) revocation = Promise.all(revoke.map((key) => emu.request('POST', '/_emulator/api-keys/revoke', { token: ADMIN, body: { key } })));
+        },
+        counts,
+      ).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      await revocation;
+      return { error, counts };
+    };
+    const one = await revokedDuringApply(`  api_key: ${KEYS[0]}\n  concurrency: 4\n`, KEYS.slice(0, 1));
+    const two = await revokedDuringApply(`${keysYaml(KEYS.slice(0, 2))}  tenant_requests_per_second: 200\n  concurrency: 4\n`, KEYS.slice(0, 2));
+    expect(String(one.error)).toMatch(/the platform rejected the credential \(\w+ \/org\/\w+.*: 401 invalid_api_key/);
+    expect(String(two.error)).toMatch(/the platform rejected the credential \(\w+ \/org\/\w+.*: 401 invalid_api_key/);
+    expect(one.counts.dropped).toEqual([]);
+    expect(two.counts.dropped).toHaveLength(1);
+  });
+
   it('orgsync sync with a revoked key among api_keys: exit 0, one warning naming the key\'s fingerprint, never a key, in any output', { timeout: 60_000 }, async () => {
     const emu = await emulator();
     expect((await emu.request('POST', '/_emulator/api-keys/revoke', { token: ADMIN, body: { key: KEYS[1] } })).status).toBe(200);
