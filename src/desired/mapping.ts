@@ -7,6 +7,7 @@ import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig }
 import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, SourceWarning } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
 import { compileField, type FieldReader, type Lookup } from './fields.js';
+import { SeenKeys } from './duplicates.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
@@ -379,13 +380,9 @@ export class SourceCollector {
 
   private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[]): T[] {
     // First pass without per-record allocation: most sources have no duplicates at all.
-    const seen = new Set<string>();
+    const seen = new SeenKeys(records.length);
     let dupIds: Set<string> | undefined;
-    for (const r of records) {
-      const size = seen.size;
-      seen.add(r.source_id);
-      if (seen.size === size) (dupIds ??= new Set()).add(r.source_id);
-    }
+    for (const r of records) if (seen.add(r.source_id)) (dupIds ??= new Set()).add(r.source_id);
     if (!dupIds) return records;
     const locations = new Map<string, string[]>();
     for (const r of records) if (dupIds.has(r.source_id)) locations.set(r.source_id, [...(locations.get(r.source_id) ?? []), r.origin!.location]);

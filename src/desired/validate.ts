@@ -3,6 +3,7 @@
  * contacts shared by several members; and dependants follow a quarantined record with their own reason.
  */
 import type { DesiredDepartment, DesiredMember, QuarantineEntry } from '../domain/desired.js';
+import { SeenKeys } from './duplicates.js';
 
 function entry(entity: QuarantineEntry['entity'], rec: { source_id: string; origin?: { source: string; location: string } }, reason: string, message: string): QuarantineEntry {
   return { source: rec.origin?.source ?? '', entity, source_id: rec.source_id, location: rec.origin?.location ?? '', reason, message };
@@ -89,10 +90,10 @@ export function validateMembers(
 ): DesiredMember[] {
   const pass: DesiredMember[] = [];
   // One platform account per e-mail or phone: live members sharing one cannot both be synced, and which is right is unknown.
-  // Plain Sets, filled in the same pass as the contact and department checks (each record is visited once: 300,000 members
-  // make 600,000 values); lists are built only for shared values.
-  const emails = new Set<string>();
-  const phones = new Set<string>();
+  // Filled in the same pass as the contact and department checks (each record is visited once: 300,000 members make
+  // 600,000 values; SeenKeys, not Sets, see duplicates.ts); lists are built only for shared values.
+  const emails = new SeenKeys(members.length);
+  const phones = new SeenKeys(members.length);
   let sharedEmails: Set<string> | undefined;
   let sharedPhones: Set<string> | undefined;
   for (const m of members) {
@@ -109,16 +110,8 @@ export function validateMembers(
     }
     pass.push(m);
     if (m.status === 'left') continue;
-    if (m.email) {
-      const n = emails.size;
-      emails.add(m.email);
-      if (emails.size === n) (sharedEmails ??= new Set()).add(m.email);
-    }
-    if (m.phone) {
-      const n = phones.size;
-      phones.add(m.phone);
-      if (phones.size === n) (sharedPhones ??= new Set()).add(m.phone);
-    }
+    if (m.email && emails.add(m.email)) (sharedEmails ??= new Set()).add(m.email);
+    if (m.phone && phones.add(m.phone)) (sharedPhones ??= new Set()).add(m.phone);
   }
   if (!sharedEmails && !sharedPhones) return pass;
   const shared = new Map<string, DesiredMember[]>();
