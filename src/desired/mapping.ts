@@ -242,33 +242,47 @@ export class SourceCollector {
       if (m.department_path && overrides.department_source_id === undefined) department = this.derivePath(this.optional(m, 'department_path', lookup, 4 * MAX_NAME_LENGTH), location);
       const source_id = this.id(m, lookup);
       const display_name = this.name(m, 'display_name', lookup);
-      const rec: SourceMember = { source_id, display_name, origin: { source: this.opts.source, location } };
+      // The values first (checked in this order, so the first problem found is the one reported), the record after.
       const emailRaw = this.optional(m, 'email', lookup);
+      let email: string | undefined;
       if (emailRaw !== '') {
         const r = normaliseEmail(emailRaw);
         if ('reason' in r) throw new Reject(r);
-        rec.email = r.value;
+        email = r.value;
       }
-      const phone = this.phone(lookup);
-      if (typeof phone === 'string') rec.phone = phone;
-      else if (phone !== undefined) {
-        if (this.opts.phonePolicy === 'quarantine') throw new Reject(phone);
+      const phoneResult = this.phone(lookup);
+      let phone: string | undefined;
+      if (typeof phoneResult === 'string') phone = phoneResult;
+      else if (phoneResult !== undefined) {
+        if (this.opts.phonePolicy === 'quarantine') throw new Reject(phoneResult);
         // Noted now, kept only if the record is: a member quarantined for another reason has nothing dropped.
-        droppedPhone = phone;
+        droppedPhone = phoneResult;
       }
-      const title = this.optional(m, 'title', lookup);
-      if (title !== '') rec.title = this.shared(title);
+      const titleText = this.optional(m, 'title', lookup);
       if (department === '' && m.department && overrides.department_source_id === undefined) department = this.optional(m, 'department', lookup, MAX_ID_LENGTH);
-      if (department !== '') rec.department_source_id = this.shared(department);
       const statusText = m.status ? this.text(m, 'status', lookup) : '';
+      let status: DesiredMemberStatus | undefined;
       // An empty status says nothing (another source, or the default active, decides) unless status_map maps "".
       if (m.status && (statusText !== '' || this.statusMap?.[''] !== undefined)) {
         const r = mapStatus(statusText, this.statusMap);
         if ('reason' in r) throw new Reject(r);
-        rec.status = r.value;
+        status = r.value;
       }
-      if (overrides.disabled && rec.status !== 'left') rec.status = 'suspended';
-      else if (overrides.disabled === false && rec.status === undefined) rec.status = 'active';
+      if (overrides.disabled && status !== 'left') status = 'suspended';
+      else if (overrides.disabled === false && status === undefined) status = 'active';
+      const origin = { source: this.opts.source, location };
+      let rec: SourceMember;
+      if (email !== undefined && phone !== undefined && titleText !== '' && department !== '' && status !== undefined) {
+        // The usual member has them all: one object literal, no property store grown field by field (same key order).
+        rec = { source_id, display_name, origin, email, phone, title: this.shared(titleText), department_source_id: this.shared(department), status };
+      } else {
+        rec = { source_id, display_name, origin };
+        if (email !== undefined) rec.email = email;
+        if (phone !== undefined) rec.phone = phone;
+        if (titleText !== '') rec.title = this.shared(titleText);
+        if (department !== '') rec.department_source_id = this.shared(department);
+        if (status !== undefined) rec.status = status;
+      }
       this.date(m, 'start_date', lookup, rec);
       const endOverride = overrides.end_date;
       if (endOverride !== undefined && !m.end_date) {

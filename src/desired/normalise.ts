@@ -24,10 +24,15 @@ export interface Problem {
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+// eslint-disable-next-line no-control-regex
+const SUSPECT = /[\u0000-\u001f\u007f-\u009f\ufffd]/;
+
 const codePoint = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** Checks a text field for characters the platform must not get. */
 export function checkText(field: string, value: string, max: number): Problem | undefined {
+  // One scan for the common case (nothing wrong); the exact problem is worked out only when there is one.
+  if (value.length <= max && !SUSPECT.test(value)) return undefined;
   const ctl = CONTROL.exec(value);
   if (ctl) return { reason: 'control_characters', message: `${field} contains the control character ${codePoint(ctl[0])}` };
   if (value.includes('\ufffd')) {
