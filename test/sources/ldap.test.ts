@@ -221,3 +221,43 @@ describe.skipIf(!run)('LDAP connector: active-directory profile against slapd wi
     expect(new Set(state.members.map((m) => m.department_source_id))).toEqual(new Set(['f0e1d2c3-b4a5-4697-8877-665544332211']));
   });
 });
+
+describe.skipIf(!run)('LDAP connector: values that are not UTF-8, multi-valued attributes', () => {
+  // audio (an octet string, mapped as the title here) holds "Caf" + 0xE9: Latin-1, not UTF-8, as a legacy import may leave it.
+  const LDIF = `dn: ou=People,dc=example,dc=org
+objectClass: organizationalUnit
+ou: People
+
+dn: uid=ann,ou=People,dc=example,dc=org
+objectClass: inetOrgPerson
+uid: ann
+cn: Ann Lee
+sn: Lee
+mail: ann@example.org
+mail: ann.lee@example.org
+audio: Engineer
+
+dn: uid=bad,ou=People,dc=example,dc=org
+objectClass: inetOrgPerson
+uid: bad
+cn: Bad Bytes
+sn: Bytes
+mail: bad@example.org
+audio:: Q2Fm6Q==
+`;
+  let slapd: Slapd;
+  beforeAll(async () => {
+    slapd = await startSlapd({ suffixes: ['dc=example,dc=org'], ldif: [{ text: LDIF }] });
+  });
+  afterAll(async () => {
+    await slapd?.stop();
+  });
+
+  it('quarantines a member whose mapped value is not UTF-8 and takes the first of several values', async () => {
+    const state = await read([{ name: 'dir', type: 'ldap', url: slapd.url, bind_dn: slapd.rootDn, bind_password: slapd.rootPassword, base_dn: 'dc=example,dc=org', members: { fields: { title: 'audio' } } }]);
+    expect(state.members.map((m) => [m.source_id, m.email, m.title])).toEqual([['ann', 'ann@example.org', 'Engineer']]);
+    expect(state.quarantine.map((q) => [q.reason, q.source_id, q.message])).toEqual([
+      ['invalid_encoding', 'bad', "title contains U+FFFD (bytes not valid in the configured encoding; check the source's encoding)"],
+    ]);
+  });
+});

@@ -12,6 +12,7 @@ import type { FieldSpec, LdapSourceConfig } from '../../config/sources.js';
 import { compileField, SourceCollector, type SourceBatch } from '../../desired/index.js';
 import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
 import { dnKey, dnParts } from './dn.js';
+import { leanEntries } from './entry-decoder.js';
 import { entryLookup, EntryReader, pagedSearch, PagingIgnoredError } from './paged-search.js';
 import { LDAP_PROFILES } from './profiles.js';
 
@@ -114,6 +115,7 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     members: { fields: p.memberFields, status_map: source.members.status_map, path_separator: source.members.path_separator, include: source.members.include, exclude: source.members.exclude },
   });
   const client = await connect(source, ctx);
+  leanEntries(client);
   try {
     const search = async (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: SearchEntry) => void) => {
       try {
