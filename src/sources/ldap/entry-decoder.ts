@@ -5,8 +5,9 @@
  * one client's message parser (`leanEntries`), only for search entries: the same BER reader of ldapts reads the same
  * fields, every other message is ldapts' own.
  *
- * Values are what ldapts gives: strings, or, for a `;binary` type, objectGUID, or a value that is not UTF-8, every
- * value of that attribute as a Buffer (`parsedBuffers` holds the Buffers in every case, as on ldapts' Attribute).
+ * Values are what ldapts gives: strings (decoded straight from the message, no Buffer view per value), or, for a
+ * `;binary` type, objectGUID, or a value that is not UTF-8, every value of that attribute as a Buffer (then also in
+ * `parsedBuffers`, which text attributes leave empty: the entry reader reads it only for Buffers).
  */
 import { isUtf8 } from 'node:buffer';
 import { Ber, ProtocolOperation, SearchEntry, type Attribute, type BerReader, type Client, type Control } from 'ldapts';
@@ -21,6 +22,37 @@ interface LeanAttribute {
 const SET = 0x31; // BER SET OF (the values of a PartialAttribute)
 const EMPTY = Buffer.alloc(0);
 const NONE: Buffer[] = [];
+const NO_TEXT: string[] = [];
+/** Text attributes keep no Buffers: the entry reader asks for them only for binary types or values that are not UTF-8. */
+const NO_BUFFERS_KEPT: Buffer[] = [];
+
+/**
+ * The next OCTET STRING as UTF-8 text without a Buffer view of it (ldapts' readString makes one per value), or
+ * undefined, with the reader not moved, when it is not UTF-8. Decoding replaces bad bytes with U+FFFD, so only a
+ * text holding U+FFFD is checked strictly.
+ */
+function readText(reader: BerReader): string | undefined {
+  if (reader.peek() !== Ber.OctetString) return (reader.readString(Ber.OctetString) as string | null) ?? undefined; // ldapts' error
+  const at = reader.offset;
+  const start = reader.readLength(at + 1);
+  if (start === null || reader.length > reader.remain - (start - at)) return undefined;
+  const end = start + reader.length;
+  const buf = reader.buffer;
+  let out: string | undefined;
+  if (end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) {
+    // A leading byte-order mark: ldapts' TextDecoder drops it (and refuses bytes that are not UTF-8).
+    try {
+      out = bomDecoder.decode(buf.subarray(start, end));
+    } catch {
+      out = undefined;
+    }
+  } else {
+    out = buf.toString('utf8', start, end);
+    if (out.includes('\ufffd') && !isUtf8(buf.subarray(start, end))) out = undefined;
+  }
+  if (out !== undefined) reader.offset = end;
+  return out;
+}
 
 const value = (reader: BerReader): Buffer => (reader.readString(Ber.OctetString, true) as Buffer | null) ?? EMPTY;
 const bomDecoder = new TextDecoder('utf8', { fatal: true });
@@ -35,14 +67,43 @@ class LeanSearchEntry extends SearchEntry {
     while (reader.offset < end) {
       reader.readSequence();
       const type = reader.readString() ?? '';
-      let buffers: Buffer[] = NONE;
+      if (isBinary(type)) {
+        let buffers: Buffer[] = NONE;
+        if (reader.peek() === SET && reader.readSequence(SET)) {
+          const valuesEnd = reader.offset + reader.length;
+          if (reader.offset < valuesEnd) buffers = [value(reader)];
+          while (reader.offset < valuesEnd) buffers.push(value(reader));
+        }
+        attributes.push({ type, values: buffers, parsedBuffers: buffers });
+        continue;
+      }
+      let values: string[] = NO_TEXT;
+      let start = reader.offset;
+      let notText = false;
       if (reader.peek() === SET && reader.readSequence(SET)) {
         const valuesEnd = reader.offset + reader.length;
+        start = reader.offset;
         // Most attributes have one value: an array of exactly one, not one grown for more.
-        if (reader.offset < valuesEnd) buffers = [value(reader)];
-        while (reader.offset < valuesEnd) buffers.push(value(reader));
+        if (reader.offset < valuesEnd) {
+          const v = readText(reader);
+          if (v === undefined) notText = true;
+          else values = [v];
+        }
+        while (!notText && reader.offset < valuesEnd) {
+          const v = readText(reader);
+          if (v === undefined) notText = true;
+          else values.push(v);
+        }
+        if (notText) {
+          // A value that is not UTF-8: every value of the attribute as a Buffer, as ldapts gives them.
+          reader.offset = start;
+          const buffers: Buffer[] = [];
+          while (reader.offset < valuesEnd) buffers.push(value(reader));
+          attributes.push({ type, values: buffers, parsedBuffers: buffers });
+          continue;
+        }
       }
-      attributes.push({ type, values: isBinary(type) ? buffers : texts(buffers), parsedBuffers: buffers });
+      attributes.push({ type, values, parsedBuffers: NO_BUFFERS_KEPT });
     }
     this.attributes = attributes as unknown as Attribute[];
   }
@@ -54,23 +115,6 @@ function isBinary(type: string): boolean {
   if (n === 10) return type.toLowerCase() === 'objectguid';
   return n > 7 && type.charCodeAt(n - 7) === 59 && type.slice(n - 6).toLowerCase() === 'binary';
 }
-
-/** The values as strings, or the Buffers themselves when one is not UTF-8 (as ldapts' fatal TextDecoder decides). */
-function texts(buffers: Buffer[]): string[] | Buffer[] {
-  if (buffers.length === 1) {
-    const b = buffers[0]!;
-    return isUtf8(b) ? [text(b)] : buffers;
-  }
-  const out: string[] = [];
-  for (const b of buffers) {
-    if (!isUtf8(b)) return buffers;
-    out.push(text(b));
-  }
-  return out;
-}
-
-/** A UTF-8 value as TextDecoder reads it: a leading byte-order mark is dropped (Buffer#toString keeps it). */
-const text = (b: Buffer): string => (b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? bomDecoder.decode(b) : b.toString('utf8'));
 
 type MessageFactory = (messageId: number, operation: number, reader: BerReader, request?: { controls?: Control[] }) => unknown;
 
