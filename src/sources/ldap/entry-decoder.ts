@@ -54,19 +54,30 @@ function readText(reader: BerReader): string | undefined {
   return out;
 }
 
+/** ldapts' `readString()` (UTF-8, bad bytes replaced) without its Buffer view: for the DN and attribute types. */
+function readString(reader: BerReader): string | null {
+  if (reader.peek() !== Ber.OctetString) return reader.readString();
+  const at = reader.offset;
+  const start = reader.readLength(at + 1);
+  if (start === null || reader.length > reader.remain - (start - at)) return null;
+  const end = start + reader.length;
+  reader.offset = end;
+  return reader.buffer.toString('utf8', start, end);
+}
+
 const value = (reader: BerReader): Buffer => (reader.readString(Ber.OctetString, true) as Buffer | null) ?? EMPTY;
 const bomDecoder = new TextDecoder('utf8', { fatal: true });
 
 /** A SearchResultEntry (RFC 4511 4.5.2: objectName, then a sequence of (type, SET OF value)) read into lean attributes. */
 class LeanSearchEntry extends SearchEntry {
   override parseMessage(reader: BerReader): void {
-    this.name = reader.readString() ?? '';
+    this.name = readString(reader) ?? '';
     reader.readSequence();
     const end = reader.offset + reader.length;
     const attributes: LeanAttribute[] = [];
     while (reader.offset < end) {
       reader.readSequence();
-      const type = reader.readString() ?? '';
+      const type = readString(reader) ?? '';
       if (isBinary(type)) {
         let buffers: Buffer[] = NONE;
         if (reader.peek() === SET && reader.readSequence(SET)) {
