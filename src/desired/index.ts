@@ -38,13 +38,22 @@ export function buildDesiredState(batches: SourceBatch[]): DesiredState {
     });
   deps.records = named('departments', 'name', deps.records, (d) => d.name);
   pos.records = named('positions', 'name', pos.records, (p) => p.name);
-  mem.records = named('members', 'display_name', mem.records, (m) => m.display_name);
+  // Members: the name check and the default status in one pass (300,000 records are not walked twice for it).
+  const namedMembers: SourceMember[] = [];
+  for (const m of mem.records) {
+    if (m.display_name === '') {
+      quarantine.push({ source: m.origin?.source ?? '', entity: 'members', source_id: m.source_id, location: m.origin?.location ?? '', reason: 'empty_name', message: 'display_name is empty' });
+      continue;
+    }
+    m.status ??= 'active';
+    namedMembers.push(m);
+  }
+  mem.records = namedMembers;
 
   const quarantinedDepartments = new Set(quarantine.filter((q) => q.entity === 'departments' && q.source_id !== undefined).map((q) => q.source_id!));
   const departments = validateDepartments(deps.records, quarantinedDepartments, quarantine);
   for (const q of quarantine) if (q.entity === 'departments' && q.source_id !== undefined) quarantinedDepartments.add(q.source_id);
 
-  for (const m of mem.records) m.status ??= 'active';
   const members = mem.records as DesiredMember[];
   const validMembers = validateMembers(
     members,

@@ -88,6 +88,9 @@ export class SourceCollector {
   private readonly departments: DesiredDepartment[] = [];
   private readonly positions: DesiredPosition[] = [];
   private readonly members: SourceMember[] = [];
+  /** Member ids seen so far, checked as each member is added (its id is still in the CPU cache then, not in finish). */
+  private readonly memberIds = new SeenKeys(1024);
+  private duplicateMemberIds: Set<string> | undefined;
   private readonly derived = new Map<string, DesiredDepartment>();
   private readonly quarantine: QuarantineEntry[] = [];
   private readonly warnings: SourceWarning[] = [];
@@ -290,6 +293,7 @@ export class SourceCollector {
         rec.end_at = endOverride.ms;
       } else this.date(m, 'end_date', lookup, rec);
       this.members.push(rec);
+      if (this.memberIds.add(source_id)) (this.duplicateMemberIds ??= new Set()).add(source_id);
       if (droppedPhone) {
         this.warnings.push({ source: this.opts.source, entity: 'members', source_id: rec.source_id, location, code: 'invalid_phone_dropped', message: `${droppedPhone.message}: phone dropped, the member is kept without it (phone_policy: drop)`, problem: droppedPhone.message });
       }
@@ -375,7 +379,7 @@ export class SourceCollector {
       source: this.opts.source,
       departments: this.dropDuplicates('departments', [...this.departments, ...derived]),
       positions: this.dropDuplicates('positions', this.positions),
-      members: this.dropDuplicates('members', this.members),
+      members: this.dropDuplicates('members', this.members, this.duplicateMemberIds ?? null),
       quarantine: this.quarantine,
       warnings: this.dropWarningsOfQuarantined(),
       provided: this.provided,
@@ -392,11 +396,15 @@ export class SourceCollector {
     return this.warnings.filter((w) => kept.has(w.source_id) && !dup.has(w.source_id));
   }
 
-  private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[]): T[] {
+  /** `known`: the duplicate ids when the caller found them already (null: none), else found here. */
+  private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[], known?: Set<string> | null): T[] {
     // First pass without per-record allocation: most sources have no duplicates at all.
-    const seen = new SeenKeys(records.length);
     let dupIds: Set<string> | undefined;
-    for (const r of records) if (seen.add(r.source_id)) (dupIds ??= new Set()).add(r.source_id);
+    if (known !== undefined) dupIds = known ?? undefined;
+    else {
+      const seen = new SeenKeys(records.length);
+      for (const r of records) if (seen.add(r.source_id)) (dupIds ??= new Set()).add(r.source_id);
+    }
     if (!dupIds) return records;
     const locations = new Map<string, string[]>();
     for (const r of records) if (dupIds.has(r.source_id)) locations.set(r.source_id, [...(locations.get(r.source_id) ?? []), r.origin!.location]);
