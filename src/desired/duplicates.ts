@@ -18,52 +18,53 @@ function hashOf(s: string): number {
 /** A set of strings that answers "seen before?" on add. `expected` sizes it (it grows past that). */
 export class SeenKeys {
   private readonly keys: string[] = [];
-  /** Per slot: 1 + the key's index in `keys`, 0 when empty. */
-  private slots: Int32Array;
-  private hashes: Int32Array;
+  /**
+   * Two numbers per slot, side by side (one cache line holds both): 1 + the key's index in `keys` (0: empty slot),
+   * then the key's hash.
+   */
+  private table: Int32Array;
   private mask: number;
 
   constructor(expected: number) {
     let cap = 16;
     while (cap < expected * 2) cap *= 2;
-    this.slots = new Int32Array(cap);
-    this.hashes = new Int32Array(cap);
+    this.table = new Int32Array(cap * 2);
     this.mask = cap - 1;
   }
 
   /** Adds `key`; true when it was added before (the table is unchanged then). */
   add(key: string): boolean {
     const h = hashOf(key);
-    const { slots, hashes, mask, keys } = this;
+    const { table, mask, keys } = this;
     let p = h & mask;
     for (;;) {
-      const at = slots[p]!;
+      const at = table[2 * p]!;
       if (at === 0) break;
-      if (hashes[p] === h && keys[at - 1] === key) return true;
+      if (table[2 * p + 1] === h && keys[at - 1] === key) return true;
       p = (p + 1) & mask;
     }
     keys.push(key);
-    slots[p] = keys.length;
-    hashes[p] = h;
-    if (keys.length * 2 > slots.length) this.grow();
+    table[2 * p] = keys.length;
+    table[2 * p + 1] = h;
+    if (keys.length * 4 > table.length) this.grow();
     return false;
   }
 
   private grow(): void {
-    const old = this.slots;
-    const oldHashes = this.hashes;
-    const cap = old.length * 2;
-    this.slots = new Int32Array(cap);
-    this.hashes = new Int32Array(cap);
-    this.mask = cap - 1;
-    for (let i = 0; i < old.length; i++) {
+    const old = this.table;
+    const cap = old.length; // twice the slots
+    const table = new Int32Array(cap * 2);
+    const mask = cap - 1;
+    for (let i = 0; i < old.length; i += 2) {
       const at = old[i]!;
       if (at === 0) continue;
-      const h = oldHashes[i]!;
-      let p = h & this.mask;
-      while (this.slots[p] !== 0) p = (p + 1) & this.mask;
-      this.slots[p] = at;
-      this.hashes[p] = h;
+      const h = old[i + 1]!;
+      let p = h & mask;
+      while (table[2 * p] !== 0) p = (p + 1) & mask;
+      table[2 * p] = at;
+      table[2 * p + 1] = h;
     }
+    this.table = table;
+    this.mask = mask;
   }
 }
