@@ -91,13 +91,13 @@ export interface MemberCreateInit {
   id: string;
   thirdId: string;
   /** A re-hire: the account this sync owned before the member left (POST re-activates it). */
-  platformId?: string;
+  platformId?: string | undefined;
   reason: string;
   /** The body of the POST, after normalisation. */
   fields: Record<string, PlanValue>;
   dependsOn: string[];
   /** The path of the department it is created in (shared by every create into that department). */
-  paths?: Change['paths'];
+  paths?: Change['paths'] | undefined;
 }
 
 function memberCreateDescription(this: Change): string {
@@ -122,16 +122,54 @@ const DERIVED_REQUEST: PropertyDescriptor = { get: memberCreateRequest, enumerab
  * change. Objects built the same way share one hidden class, so the accessors cost nothing per change.
  */
 export function memberCreateChange(init: MemberCreateInit): Change {
-  const c = { id: init.id, entity: 'members', op: 'create', thirdId: init.thirdId } as Change;
-  if (init.platformId !== undefined) c.platformId = init.platformId;
-  Object.defineProperty(c, 'description', DERIVED_DESCRIPTION);
-  if (init.paths !== undefined) c.paths = init.paths;
-  c.reason = init.reason;
-  c.fields = init.fields;
-  Object.defineProperty(c, 'request', DERIVED_REQUEST);
-  c.dependsOn = init.dependsOn;
-  return c;
+  return new MemberCreate(init);
 }
+
+/**
+ * Builds a member create. A constructor rather than a literal plus assignments: V8 then sizes the object to its
+ * properties at once (no separate property array, a third smaller). Its prototype is Object.prototype, so it is a
+ * plain object to every reader (`constructor === Object`).
+ */
+const MemberCreate = function (this: Change, init: MemberCreateInit) {
+  this.id = init.id;
+  this.entity = 'members';
+  this.op = 'create';
+  this.thirdId = init.thirdId;
+  if (init.platformId !== undefined) this.platformId = init.platformId;
+  Object.defineProperty(this, 'description', DERIVED_DESCRIPTION);
+  if (init.paths !== undefined) this.paths = init.paths;
+  this.reason = init.reason;
+  this.fields = init.fields;
+  Object.defineProperty(this, 'request', DERIVED_REQUEST);
+  this.dependsOn = init.dependsOn;
+} as unknown as new (init: MemberCreateInit) => Change;
+MemberCreate.prototype = Object.prototype;
+
+/** The optional fields of a member create's body (undefined: not set). */
+export interface MemberCreateOptionalFields {
+  email?: string | undefined;
+  phone?: string | undefined;
+  title?: string | undefined;
+  department_id?: string | PlanRef | undefined;
+}
+
+/**
+ * The body of a member create (`display_name`, `third_user_id`, then those of `optional` that are set, in that
+ * order), sized at once like the change itself.
+ */
+export function memberCreateFields(displayName: string, thirdUserId: string, optional: MemberCreateOptionalFields): Record<string, PlanValue> {
+  return new MemberCreateFields(displayName, thirdUserId, optional);
+}
+
+const MemberCreateFields = function (this: Record<string, PlanValue>, displayName: string, thirdUserId: string, o: MemberCreateOptionalFields) {
+  this.display_name = displayName;
+  this.third_user_id = thirdUserId;
+  if (o.email !== undefined) this.email = o.email;
+  if (o.phone !== undefined) this.phone = o.phone;
+  if (o.title !== undefined) this.title = o.title;
+  if (o.department_id !== undefined) this.department_id = o.department_id;
+} as unknown as new (displayName: string, thirdUserId: string, o: MemberCreateOptionalFields) => Record<string, PlanValue>;
+MemberCreateFields.prototype = Object.prototype;
 
 /** A finding that is not a write: unpatchable drift, conflicts with records orgsync does not own, kept departments. */
 export interface PlanWarning {

@@ -1,6 +1,6 @@
 /** Members: desired x mirror x ownership -> create / adopt / update / remove (see calculate-plan.ts). */
 import type { Change, DesiredMember, PlanValue, PlatformMember } from '../domain/index.js';
-import { memberCreateChange } from '../domain/index.js';
+import { memberCreateChange, memberCreateFields } from '../domain/index.js';
 import { type DiffContext, type Target, keptBecauseQuarantined, NO_DEPS, sharedDeps, sharedValue, targetPath } from './context.js';
 import { matchesPendingContact, normEmail, normPhone, normText } from './normalise.js';
 import { memberOwnership } from './ownership.js';
@@ -300,11 +300,12 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
       continue;
     }
     const dept = wantedDept(d, undefined);
-    const fields: Record<string, PlanValue> = { display_name: normText(d.display_name), third_user_id: sid };
-    if (d.email) fields.email = normEmail(d.email);
-    if (d.phone) fields.phone = normPhone(d.phone);
-    if (d.title !== undefined && d.title !== '') fields.title = normText(d.title);
-    if (dept !== undefined && dept !== '') fields.department_id = sharedValue(ctx, dept);
+    const fields = memberCreateFields(normText(d.display_name), sid, {
+      email: d.email ? normEmail(d.email) : undefined,
+      phone: d.phone ? normPhone(d.phone) : undefined,
+      title: d.title !== undefined && d.title !== '' ? normText(d.title) : undefined,
+      department_id: dept !== undefined && dept !== '' ? sharedValue(ctx, dept) : undefined,
+    });
     const id = `members:create:${sid}`;
     const rehire = ownedAccount !== undefined;
     const paths = dept !== undefined && dept !== '' && input.departmentLabel ? sharedPaths(dept) : undefined;
@@ -312,8 +313,8 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
       memberCreateChange({
         id,
         thirdId: sid,
-        ...(rehire ? { platformId: ownedAccount } : {}),
-        ...(paths ? { paths } : {}),
+        platformId: rehire ? ownedAccount : undefined,
+        paths,
         reason: rehire ? 're-hire: the member left and is in the source again' : 'missing on the platform',
         fields,
         dependsOn: dept === undefined ? NO_DEPS : sharedDeps(ctx, dept),
