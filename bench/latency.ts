@@ -20,23 +20,19 @@
  * Prints one JSON line per phase on stdout, each with its target and `ok`; medians of BENCH_RUNS runs (default 5).
  * BENCH_CPU_PROF=DIR profiles every CLI and daemon process (node --cpu-prof) into DIR.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
-import { systemClock, type Clock } from '../src/shared/clock.js';
+import { ask, emulatorRequests, resetRequests, serveEmulatorChild, startEmulatorChild, stopEmulatorChild } from './lib/emulator-child.js';
 import { csvSourceConfig, writeOrgCsv } from './lib/synthetic-org.js';
 
-const ADMIN = 'bench-admin-token';
 const KEY = 'ek_latency_0123456789abcdef';
 const TRIGGER_TOKEN = 'bench-trigger-token-0123456789abcdef';
 const SEED = 22;
 const ORG = { members: Number(process.env.BENCH_MEMBERS ?? 20_000), departments: Number(process.env.BENCH_DEPARTMENTS ?? 1_000), positions: Number(process.env.BENCH_POSITIONS ?? 200), seed: SEED };
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
-const REAL_LIMITS = { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 };
-const NO_LIMITS = { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 };
 /** The real CLI (`npm run build`), as a user runs it. */
 const CLI = resolve(fileURLToPath(import.meta.url), '../../../dist/cli.js');
 
@@ -53,47 +49,6 @@ function emit(obj: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(obj)}\n`);
 }
 
-/** The child: an emulator whose clock can move from two hours behind to now, and whose limits can be set real. */
-async function emulatorChild(): Promise<void> {
-  let offsetMs = -2 * 3600_000;
-  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
-  const limited = process.env.BENCH_SETUP_LIMITED === '1';
-  const seed = parseSeed({ tenants: [{ id: 1, name: 'Bench', api_keys: [{ key: KEY, scopes: ['tenant.org.read', 'tenant.org.write'] }] }], limits: limited ? REAL_LIMITS : NO_LIMITS }, 'bench seed');
-  const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: ADMIN, clock });
-  process.on('message', (msg) => {
-    if (msg === 'clock-now') {
-      offsetMs = 0;
-      process.send!('clock-set');
-    } else if (msg === 'limits-real') {
-      // The limits are read at every request (seed.limits), so the running emulator enforces them from now on.
-      Object.assign(running.ctx.seed.limits, REAL_LIMITS);
-      process.send!('limits-set');
-    } else if (msg === 'stop') void running.close().then(() => process.exit(0));
-  });
-  process.on('disconnect', () => process.exit(0));
-  process.send!({ url: running.url });
-}
-
-function ask(child: ChildProcess, msg: string, reply: string): Promise<void> {
-  return new Promise((resolve) => {
-    const on = (m: unknown) => {
-      if (m === reply) {
-        child.off('message', on);
-        resolve();
-      }
-    };
-    child.on('message', on);
-    child.send(msg);
-  });
-}
-
-async function emulatorRequests(url: string): Promise<{ method: string; route: string; status: number; count: number }[]> {
-  const r = await fetch(`${url}/_emulator/requests`, { headers: { authorization: `Bearer ${ADMIN}` } });
-  return ((await r.json()) as { requests: { method: string; route: string; status: number; count: number }[] }).requests;
-}
-async function resetRequests(url: string): Promise<void> {
-  await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
-}
 /** Writes the emulator answered since the last reset, by status. */
 async function writesSeen(url: string): Promise<{ accepted: number; other: number }> {
   const writes = (await emulatorRequests(url)).filter((r) => r.method !== 'GET');
@@ -243,12 +198,8 @@ async function trigger(url: string, only: string): Promise<{ seconds: number; st
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-latency-'));
-  const child = fork(fileURLToPath(import.meta.url), ['--emulator-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { child, url } = await startEmulatorChild(fileURLToPath(import.meta.url), process.env.BENCH_SETUP_LIMITED === '1' ? ['limited'] : []);
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      child.once('message', (m) => resolve((m as { url: string }).url));
-      child.once('exit', (code) => reject(new Error(`emulator child exited with ${code}`)));
-    });
     const hrDir = join(dir, 'hr');
     await writeOrgCsv(hrDir, ORG);
     writeFileSync(join(dir, 'trigger-token'), `${TRIGGER_TOKEN}\n`);
@@ -332,15 +283,10 @@ async function main(): Promise<void> {
       ok: trigMedian < 3 && triggerRuns.every((r) => r.status === 202 && r.result === 'success' && r.accepted === 1 && r.other === 0),
     });
   } finally {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      if (child.connected) child.send('stop');
-      else child.kill('SIGTERM');
-      await exited;
-    }
+    await stopEmulatorChild(child);
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (process.argv.includes('--emulator-child')) await emulatorChild();
+if (process.argv.includes('--emulator-child')) await serveEmulatorChild({ keys: [KEY], limited: process.argv.includes('limited') });
 else await main();

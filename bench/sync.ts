@@ -26,7 +26,7 @@
  * correctly, listed again by the 120 s overlap).
  * Prints one JSON line per phase on stdout.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,11 +40,11 @@ import { OwnershipStore } from '../src/mirror/ownership.js';
 import { RecordHistory } from '../src/mirror/record-history.js';
 import { createPlatformClient } from '../src/platform/client.js';
 import { calculatePlan } from '../src/planner/index.js';
-import { systemClock, type Clock } from '../src/shared/clock.js';
+import { systemClock } from '../src/shared/clock.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { ask, emulatorRequests, resetRequests, serveEmulatorChild, startEmulatorChild, stopEmulatorChild } from './lib/emulator-child.js';
 import { generateOrg } from './lib/synthetic-org.js';
 
-const ADMIN = 'bench-admin-token';
 const KEY = 'ek_bench_0123456789abcdef';
 const SEED = 42;
 const BIG = { members: Number(process.env.BENCH_MEMBERS ?? 100_000), departments: Number(process.env.BENCH_DEPARTMENTS ?? 5_000), positions: Number(process.env.BENCH_POSITIONS ?? 500) };
@@ -61,61 +61,6 @@ const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** di
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
 function emit(obj: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(obj)}\n`);
-}
-
-/** The child: an emulator whose clock can move from two hours behind to now; limits from argv. */
-async function emulatorChild(limited: boolean): Promise<void> {
-  let offsetMs = -2 * 3600_000;
-  const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
-  const limits = limited ? { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 } : { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 };
-  // Imported here, in the child only: loaded in the parent it added about 27 MB to the RSS measured as the sync's.
-  const { parseSeed, startEmulator } = await import('../packages/emulator/src/index.js');
-  const seed = parseSeed({ tenants: [{ id: 1, name: 'Bench', api_keys: [KEY, ...MULTI_KEYS].map((key) => ({ key, scopes: ['tenant.org.read', 'tenant.org.write'] })) }], limits }, 'bench seed');
-  const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: ADMIN, clock });
-  process.on('message', (msg) => {
-    if (msg === 'clock-now') {
-      offsetMs = 0;
-      process.send!('clock-set');
-    } else if (msg === 'stop') void running.close().then(() => process.exit(0));
-  });
-  process.on('disconnect', () => process.exit(0));
-  process.send!({ url: running.url });
-}
-
-function ask(child: ChildProcess, msg: string, reply: string): Promise<void> {
-  return new Promise((resolve) => {
-    const on = (m: unknown) => {
-      if (m === reply) {
-        child.off('message', on);
-        resolve();
-      }
-    };
-    child.on('message', on);
-    child.send(msg);
-  });
-}
-
-async function startChild(limited: boolean): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(fileURLToPath(import.meta.url), ['--emulator-child', limited ? 'limited' : 'unlimited'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (m) => resolve((m as { url: string }).url));
-    child.once('exit', (code) => reject(new Error(`emulator child exited with ${code}`)));
-  });
-  return { child, url };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.send('stop');
-  await exited;
-}
-
-async function emulatorRequests(url: string): Promise<{ method: string; route: string; status: number; count: number }[]> {
-  const r = await fetch(`${url}/_emulator/requests`, { headers: { authorization: `Bearer ${ADMIN}` } });
-  return ((await r.json()) as { requests: { method: string; route: string; status: number; count: number }[] }).requests;
-}
-async function resetRequests(url: string): Promise<void> {
-  await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
 }
 
 /** One sync's parts against an emulator; `recordHistory`: record every write per record, as the CLI does. */
@@ -265,7 +210,7 @@ function historyBytes(db: ReturnType<typeof openStateDb>): { bytes: number; entr
 
 /** 6. The state DB's growth per 100,000 recorded changes: an initial sync with the per-record history on. */
 async function historyGrowth(dir: string): Promise<void> {
-  const { child, url } = await startChild(false);
+  const { child, url } = await startEmulatorChild(fileURLToPath(import.meta.url));
   const parts = syncParts(url, join(dir, 'history'), 10_000, true);
   try {
     const before = historyBytes(parts.db);
@@ -290,7 +235,7 @@ async function historyGrowth(dir: string): Promise<void> {
     });
   } finally {
     await parts.close();
-    await stopChild(child);
+    await stopEmulatorChild(child);
   }
 }
 
@@ -299,7 +244,7 @@ async function limitedPhases(dir: string, multiOnly = false): Promise<void> {
   const single = multiOnly ? undefined : await limitedSync(dir);
 
   // 4b. Five keys at 100/s each, a tenant share of 500/s, the emulator's real limits, 20,000 members.
-  const { child, url } = await startChild(true);
+  const { child, url } = await startEmulatorChild(fileURLToPath(import.meta.url), ['limited']);
   const multi = desiredOf(MULTI);
   const mparts = syncParts(url, join(dir, 'multi'), 100, false, { keys: MULTI_KEYS, tenantRequestsPerSecond: 500, concurrency: MULTI_CONCURRENCY });
   const cpu0 = process.cpuUsage();
@@ -338,13 +283,13 @@ async function limitedPhases(dir: string, multiOnly = false): Promise<void> {
     ok: single !== undefined && mrun.summary.exitCode === 0 && mrate >= 475 && mrun.summary.rateLimited === 0 && answered429 === 0 && ratio >= 4.5,
   });
   await mparts.close();
-  await stopChild(child);
+  await stopEmulatorChild(child);
 }
 
 /** Phase 4: one key at the real limits; returns its writes per second. */
 async function limitedSync(dir: string): Promise<{ rate: number; windowRate: number }> {
   // 4. Real limits (100/s per key) at 5,000 members.
-  const { child, url } = await startChild(true);
+  const { child, url } = await startEmulatorChild(fileURLToPath(import.meta.url), ['limited']);
   const limited = desiredOf({ ...BIG, members: LIMITED_MEMBERS });
   const lparts = syncParts(url, join(dir, 'limited'), 100);
   const lrun = await lparts.run(limited);
@@ -367,7 +312,7 @@ async function limitedSync(dir: string): Promise<{ rate: number; windowRate: num
     ok: rate >= 95 && lrun.summary.rateLimited === 0,
   });
   await lparts.close();
-  await stopChild(child);
+  await stopEmulatorChild(child);
   return { rate, windowRate };
 }
 
@@ -387,7 +332,7 @@ async function main(): Promise<void> {
       return;
     }
     // 1. Initial sync, limits off.
-    const { child, url } = await startChild(false);
+    const { child, url } = await startEmulatorChild(fileURLToPath(import.meta.url));
     const big = desiredOf(BIG);
     const parts = syncParts(url, join(dir, 'big'), 10_000);
     let peak = process.memoryUsage.rss();
@@ -421,7 +366,7 @@ async function main(): Promise<void> {
 
     if (process.env.BENCH_ONLY === 'initial') {
       await parts.close();
-      await stopChild(child);
+      await stopEmulatorChild(child);
       return;
     }
 
@@ -466,7 +411,7 @@ async function main(): Promise<void> {
       ok: churnWrites === changes && churned.summary.exitCode === 0,
     });
     await parts.close();
-    await stopChild(child);
+    await stopEmulatorChild(child);
 
     await limitedPhases(dir);
 
@@ -480,6 +425,6 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--emulator-child')) await emulatorChild(process.argv.includes('limited'));
+if (process.argv.includes('--emulator-child')) await serveEmulatorChild({ keys: [KEY, ...MULTI_KEYS], limited: process.argv.includes('limited') });
 else if (process.argv.includes('--plan-child')) await planChild();
 else await main();

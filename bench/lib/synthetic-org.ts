@@ -14,6 +14,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition } from '../../src/domain/desired.js';
+import { mulberry32 as prng } from '../../test/helpers/prng.js';
 
 /** What to generate. */
 export interface SyntheticOrgOptions {
@@ -54,18 +55,6 @@ const AREAS = ['Engineering', 'Sales', 'Finance', 'Marketing', 'Support', 'Legal
 const ROLES = ['Engineer', 'Manager', 'Analyst', 'Designer', 'Specialist', 'Director', 'Consultant', 'Coordinator', 'Architect', 'Administrator'];
 const LEVELS = ['Junior', '', 'Senior', 'Staff', 'Principal', 'Lead'];
 const AREA_CODES = [201, 202, 212, 303, 312, 415, 503, 617, 646, 702, 713, 818];
-
-/** mulberry32: a tiny seeded PRNG, good enough for test data and stable across Node versions. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 

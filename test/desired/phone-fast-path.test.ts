@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { getCountries, getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import { normalisePhone } from '../../src/desired/index.js';
 import { fastE164 } from '../../src/desired/phone/fast-path.js';
+import { mulberry32 as prng } from '../helpers/prng.js';
 
 const examples = createRequire(import.meta.url)('libphonenumber-js/examples.mobile.json') as Record<string, string>;
 
@@ -16,18 +17,6 @@ const examples = createRequire(import.meta.url)('libphonenumber-js/examples.mobi
 function library(text: string, region: string | undefined): string | null {
   const p = parsePhoneNumberFromString(text.trim(), region as CountryCode | undefined);
   return p && p.isValid() ? p.number : null;
-}
-
-/** mulberry32, seeded: the same cases every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** "(201) 555-0123"-like groupings of a digit string. */

@@ -25,7 +25,8 @@ describe('daemon POST /sync?only= against the emulator', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a triggered selection writes only the selected record; its run and the record history are served', async () => {
+  /** An emulator, a one-member CSV org and `orgsync daemon` with a trigger token file, listening on a free port. */
+  const startDaemon = async (): Promise<{ em: TestEmulator; url: string }> => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
     const em = emulator;
     dir = mkdtempSync(join(tmpdir(), 'orgsync-trigger-'));
@@ -40,6 +41,11 @@ describe('daemon POST /sync?only= against the emulator', () => {
       return exit;
     };
     await until('the listener', () => (url ? true : undefined));
+    return { em, url };
+  };
+
+  it('a triggered selection writes only the selected record; its run and the record history are served', async () => {
+    const { em, url } = await startDaemon();
     await until('the start run', async () => {
       const s = (await (await fetch(`${url}/status`)).json()) as { runs: { result: string }[] };
       return s.runs.length === 1 && s.runs[0]!.result !== 'running' ? true : undefined;
@@ -64,20 +70,7 @@ describe('daemon POST /sync?only= against the emulator', () => {
   });
 
   it('a selector matching nothing: 202, then GET /runs/<id> reports failed with exit code 2 and the CLI\'s message; a malformed one: 400 at once', async () => {
-    emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-    const em = emulator;
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-trigger-'));
-    writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }));
-    writeFileSync(join(dir, 'trigger.token'), 'tok-abcdef-123456\n');
-    const file = writeCsvConfig(dir, { baseUrl: em.url, apiKey: TEST_KEYS.acmeRw, extra: 'metrics:\n  listen: 127.0.0.1:0\ndaemon:\n  trigger_token_file: trigger.token\n' });
-    const cap = captureContext();
-    let url = '';
-    const exit = daemonMain(loadConfig(file, {}), cap.ctx, '127.0.0.1:0', { scheduler: new ManualScheduler(30 * 60_000), onListening: (u) => (url = u) });
-    stop = async () => {
-      cap.shutdown.abort(new Error('test over'));
-      return exit;
-    };
-    await until('the listener', () => (url ? true : undefined));
+    const { em, url } = await startDaemon();
     const runs = async () => ((await (await fetch(`${url}/status`)).json()) as { runs: { id: string; result: string }[] }).runs;
     await until('the start run', async () => ((await runs()).length === 1 && (await runs())[0]!.result !== 'running' ? true : undefined));
     await em.request('DELETE', '/_emulator/requests', { token: ADMIN });

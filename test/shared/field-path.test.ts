@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compilePath, formatPath, parsePath, PathSyntaxError, WrongType, type PathStep } from '../../src/shared/field-path.js';
+import { mulberry32 as rng } from '../helpers/prng.js';
 
 const SCIM_ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 
@@ -65,18 +66,6 @@ describe('field paths: examples', () => {
     expect(err('a]')).toBe('invalid field path "a]" at character 2: unexpected "]" (quote names that contain . [ ] or ")');
   });
 });
-
-/** mulberry32: a small seeded generator, so a failing case is reproduced by its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = ['a', 'b', 'Z', '0', '7', '_', '-', ':', '.', '[', ']', '"', '\\', '=', ' ', '@', 'é', '/'];
 
