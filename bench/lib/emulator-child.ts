@@ -7,7 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { systemClock, type Clock } from '../../src/shared/clock.js';
 
 export const BENCH_ADMIN = 'bench-admin-token';
-/** The spec's limits (tenant-external-api.md, Limits). */
+/** The platform's published rate limits (per API key, session token, tenant and OAuth client). */
 export const REAL_LIMITS = { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 };
 export const NO_LIMITS = { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 };
 
