@@ -8,6 +8,9 @@
  *    of the same export on that state DB is reported beside it. A run's time is the phone cache's load plus the read;
  *    the cache's save (after the read, by the sync) is reported apart as save_ms.
  *    Peak RSS of the connector's process for 300,000 members: target < 400 MB.
+ *    The connector parses a file of 4 MiB or more on a worker thread while it maps on the main one (src/sources/csv/
+ *    row-thread.ts), so its wall time (the target) overlaps the two; its CPU time (`cpu_ratio`, printed beside) adds
+ *    them up, and on a loaded machine, where the second CPU is busy, the wall time approaches it.
  *    The synthetic phones are national ("(201) 555-0123"), which the phone fast path answers. A second export with a
  *    trunk prefix ("1 (201) 555-0123"), which only libphonenumber-js answers, shows what the phone cache saves: its
  *    first run asks the library 300,000 times, its repeat run not once (informative, no target).

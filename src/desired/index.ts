@@ -59,6 +59,8 @@ export function buildDesiredState(batches: SourceBatch[]): DesiredState {
     members,
     { valid: new Set(departments.map((d) => d.source_id)), quarantined: quarantinedDepartments, checked: provided.departments },
     quarantine,
+    // One source: its members, merged, are its own records (the merge of one batch changes no value).
+    batches.length === 1 && batches[0]!.contactsUnique === true,
   );
   return { departments, positions: pos.records, members: validMembers, quarantine, warnings: settleWarnings(batches, validMembers, quarantine), provided };
 }

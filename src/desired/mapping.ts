@@ -31,6 +31,12 @@ export interface SourceBatch {
   authoritative: string[];
   /** Records left out by the entity's include/exclude rules (before mapping and validation). */
   excluded?: Record<EntityKind, number>;
+  /**
+   * True when no two members of this batch that are not `left` share an e-mail or a phone. Checked as records
+   * arrive (their strings are still in the CPU cache then), so a one-source run skips that check after the merge:
+   * the members that pass are a subset of these, and a subset of values without repeats has none.
+   */
+  contactsUnique?: boolean;
 }
 
 /** Options of one source that affect mapping. */
@@ -89,8 +95,10 @@ export class SourceCollector {
   private readonly positions: DesiredPosition[] = [];
   private readonly members: SourceMember[] = [];
   /** Member ids seen so far, checked as each member is added (its id is still in the CPU cache then, not in finish). */
-  private readonly memberIds = new SeenKeys(1024);
+  private memberIds = new SeenKeys(1024);
   private duplicateMemberIds: Set<string> | undefined;
+  /** E-mails and phones of members that are not `left`, for `contactsUnique`; undefined once one repeats. */
+  private contacts: { emails: SeenKeys; phones: SeenKeys } | undefined = { emails: new SeenKeys(1024), phones: new SeenKeys(1024) };
   private readonly derived = new Map<string, DesiredDepartment>();
   private readonly quarantine: QuarantineEntry[] = [];
   private readonly warnings: SourceWarning[] = [];
@@ -118,6 +126,17 @@ export class SourceCollector {
       this.provided.members = true;
       if (opts.members.fields.department_path) this.provided.departments = true;
     }
+  }
+
+  /**
+   * Sizes the per-member tables for about `count` members (a connector's estimate, e.g. from a file's size), so
+   * they do not grow and rehash while hundreds of thousands of members arrive. Call before the first member.
+   */
+  expectMembers(count: number): void {
+    if (this.members.length > 0 || !(count > 1024)) return;
+    const expected = Math.min(count, 1 << 22);
+    this.memberIds = new SeenKeys(expected);
+    this.contacts = { emails: new SeenKeys(expected), phones: new SeenKeys(expected) };
   }
 
   /** Every name the mapping and the scope of `entity` read (columns, attributes, paths). */
@@ -294,6 +313,8 @@ export class SourceCollector {
       } else this.date(m, 'end_date', lookup, rec);
       this.members.push(rec);
       if (this.memberIds.add(source_id)) (this.duplicateMemberIds ??= new Set()).add(source_id);
+      const contacts = this.contacts;
+      if (contacts !== undefined && status !== 'left' && ((email !== undefined && contacts.emails.add(email)) || (phone !== undefined && contacts.phones.add(phone)))) this.contacts = undefined;
       if (droppedPhone) {
         this.warnings.push({ source: this.opts.source, entity: 'members', source_id: rec.source_id, location, code: 'invalid_phone_dropped', message: `${droppedPhone.message}: phone dropped, the member is kept without it (phone_policy: drop)`, problem: droppedPhone.message });
       }
@@ -385,6 +406,7 @@ export class SourceCollector {
       provided: this.provided,
       authoritative: this.opts.authoritativeFields ?? [],
       excluded: { ...this.excluded },
+      contactsUnique: this.contacts !== undefined,
     };
   }
 

@@ -82,18 +82,22 @@ export function validateDepartments(departments: DesiredDepartment[], quarantine
   return out;
 }
 
-/** Validates members against the departments and each other. */
+/**
+ * Validates members against the departments and each other. `contactsUnique`: the caller knows already that no two
+ * of `members` that are not left share an e-mail or phone (one source's batch, checked as it was read).
+ */
 export function validateMembers(
   members: DesiredMember[],
   departments: { valid: Set<string>; quarantined: Set<string>; checked: boolean },
   quarantine: QuarantineEntry[],
+  contactsUnique = false,
 ): DesiredMember[] {
   const pass: DesiredMember[] = [];
   // One platform account per e-mail or phone: live members sharing one cannot both be synced, and which is right is unknown.
   // Filled in the same pass as the contact and department checks (each record is visited once: 300,000 members make
   // 600,000 values; SeenKeys, not Sets, see duplicates.ts); lists are built only for shared values.
-  const emails = new SeenKeys(members.length);
-  const phones = new SeenKeys(members.length);
+  const emails = new SeenKeys(contactsUnique ? 0 : members.length);
+  const phones = new SeenKeys(contactsUnique ? 0 : members.length);
   let sharedEmails: Set<string> | undefined;
   let sharedPhones: Set<string> | undefined;
   for (const m of members) {
@@ -109,7 +113,7 @@ export function validateMembers(
       continue;
     }
     pass.push(m);
-    if (m.status === 'left') continue;
+    if (contactsUnique || m.status === 'left') continue;
     if (m.email && emails.add(m.email)) (sharedEmails ??= new Set()).add(m.email);
     if (m.phone && phones.add(m.phone)) (sharedPhones ??= new Set()).add(m.phone);
   }
