@@ -189,6 +189,7 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
       batcher.write(fn, { lazy: true }).catch(unrecordable);
     },
     flush: () => batcher.flush(),
+    owes: owedByCreates(changes),
   };
   // THE dry-run seam.
   const executor = options.dryRun ? dryRunExecutor : realExecutor;
@@ -292,6 +293,11 @@ interface StepContext {
   record(fn: () => void): void;
   /** Commits every queued write. */
   flush(): Promise<void>;
+  /**
+   * Member creates of this apply that a later change completes (a suspended new hire's status): create id -> the
+   * fields that change sets. A create that succeeds owes them until that change succeeds too (ownership.ts 050).
+   */
+  owes: ReadonlyMap<string, Record<string, PlanValue>>;
 }
 
 type Step = (c: Change, ctx: StepContext) => Promise<ChangeResult>;
@@ -329,6 +335,13 @@ function targetId(c: Change, created: KeptIds): string {
   }
   if (c.platformId) return c.platformId;
   return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+}
+
+/** Create id -> the fields of the change that completes it, for the member creates some change completes. */
+function owedByCreates(changes: readonly Change[]): Map<string, Record<string, PlanValue>> {
+  const out = new Map<string, Record<string, PlanValue>>();
+  for (const c of changes) if (c.completes !== undefined && c.entity === 'members') out.set(c.completes, c.fields);
+  return out;
 }
 
 /** The dry step: describes, writes nothing. */
@@ -392,9 +405,11 @@ const realStep: Step = async (c, ctx) => {
         return { change: c, status: 'applied', platformId: rec.id };
       }
       const rec = await client.createMember(body as never);
+      const owed = ctx.owes.get(c.id);
       ctx.record(() => {
         mirror.recordOutcome({ entity: 'members', record: rec });
         ownership.recordOwnedMember(c.thirdId, rec.account_id, 'created', ctx.now());
+        if (owed) ownership.oweCompletion(c.thirdId, owed, ctx.now());
       });
       created.set(c.id, rec.account_id);
       return { change: c, status: 'applied', platformId: rec.account_id };
@@ -441,6 +456,7 @@ const realStep: Step = async (c, ctx) => {
         mirror.recordOutcome({ entity: 'members', record: rec });
         if (c.op === 'adopt') ownership.recordOwnedMember(c.thirdId, id, 'adopted', ctx.now());
         else if (rekey !== undefined) ownership.recordOwnedMember(rekey, id, 'created', ctx.now());
+        if (c.completes !== undefined) ownership.settleCompletion(c.thirdId);
       });
     }
     if (c.op === 'adopt') {

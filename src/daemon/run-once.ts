@@ -207,7 +207,22 @@ export function plannerSnapshot(mirror: Mirror, ownership: OwnershipStore): Plan
     ownedMembers: ownership.ownedMembers(),
     pendingCreates: pending,
     pendingMemberContacts: ownership.pendingMemberContacts(),
+    owedCompletions: ownership.owedCompletions(),
   };
+}
+
+/**
+ * Drops the owed completions (ownership.ts 050) that the whole plan no longer asks for: the source changed its mind
+ * (the new hire is active now, or gone) or the platform has the value already. A later suspension of that member is
+ * then an ordinary update, which a create-only policy holds back.
+ */
+function settleMootCompletions(ownership: OwnershipStore, owed: PlannerSnapshot['owedCompletions'], plan: Plan): void {
+  if (!owed || owed.size === 0) return;
+  const asked = new Set<string>();
+  for (const c of plan.changes) if (c.completes !== undefined) asked.add(c.completes);
+  for (const w of plan.withheld) if (w.change.completes !== undefined) asked.add(w.change.completes);
+  const moot = [...owed.keys()].filter((thirdId) => !asked.has(`members:create:${thirdId}`));
+  if (moot.length > 0) ownership.inTransaction(() => moot.forEach((thirdId) => ownership.settleCompletion(thirdId)));
 }
 
 /** Runs once. Throws OrgsyncError for config, source and platform failures before anything was applied. */
@@ -357,6 +372,8 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   }
   if (options.mode === 'plan') return finish();
 
+  // Only a whole plan of this run can tell that a completion is no longer asked for (not `--only`'s part of one).
+  if (!selection && decision?.kind !== 'apply' && options.dryRun !== true) settleMootCompletions(ownership, snapshot.owedCompletions, fullPlan);
   let changes = decision?.kind === 'apply' ? decision.plan.changes : plan.changes;
   // Results are recorded as they arrive (the record history in batches; `--only`'s outcomes): the apply keeps only
   // the changes that did not succeed, so a run of 100,000 writes holds no result per write (issue 19).

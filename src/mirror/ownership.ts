@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { EntityKind } from '../domain/entities.js';
+import type { PlanValue } from '../domain/plan.js';
 import type { Migration } from './migrations/types.js';
 
 /**
@@ -49,6 +50,26 @@ CREATE TABLE pending_creates (
 `,
 };
 
+/**
+ * 050: member creates whose completing change (a suspended new hire's status PATCH, `Change.completes`) has not
+ * succeeded yet. Written with the create's ownership record, cleared when the completing change succeeds, so a
+ * later run still sends it as part of the create (a create-only policy lets it through) instead of as an update.
+ */
+export const migration050: Migration = {
+  version: 50,
+  name: 'unfinished-creates',
+  sql: `
+CREATE TABLE unfinished_creates (
+  sync_id TEXT NOT NULL,
+  third_id TEXT NOT NULL,
+  -- JSON object: the fields the completing change sets (e.g. {"status":"suspended"})
+  owed TEXT NOT NULL,
+  since TEXT NOT NULL,
+  PRIMARY KEY (sync_id, third_id)
+) STRICT;
+`,
+};
+
 /** One adoption, as logged. */
 export interface AdoptionRecord {
   at: string;
@@ -72,6 +93,9 @@ export class OwnershipStore {
   private readonly deletePending: Database.Statement;
   private readonly selectPending: Database.Statement;
   private readonly ownTx: (thirdId: string, accountId: string, origin: 'created' | 'adopted', at: string) => void;
+  private readonly upsertOwed: Database.Statement;
+  private readonly deleteOwed: Database.Statement;
+  private readonly selectOwed: Database.Statement;
 
   constructor(
     private readonly db: Database.Database,
@@ -95,6 +119,9 @@ export class OwnershipStore {
     );
     this.deletePending = db.prepare('DELETE FROM pending_creates WHERE sync_id = ? AND entity = ? AND third_id = ?');
     this.selectPending = db.prepare('SELECT entity, third_id, contact FROM pending_creates WHERE sync_id = ?');
+    this.upsertOwed = db.prepare('INSERT INTO unfinished_creates (sync_id, third_id, owed, since) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET owed = excluded.owed');
+    this.deleteOwed = db.prepare('DELETE FROM unfinished_creates WHERE sync_id = ? AND third_id = ?');
+    this.selectOwed = db.prepare('SELECT third_id, owed FROM unfinished_creates WHERE sync_id = ?');
     this.ownTx = db.transaction((thirdId: string, accountId: string, origin: 'created' | 'adopted', at: string) => {
       // One account, one key: a member re-keyed to a new third id drops its old row.
       this.deleteByAccount.run(this.syncId, accountId, thirdId);
@@ -137,7 +164,25 @@ export class OwnershipStore {
 
   /** Stops owning a member (issue 10's `release`); nothing on the platform changes. */
   releaseMember(thirdId: string): boolean {
+    this.deleteOwed.run(this.syncId, thirdId);
     return this.deleteOwned.run(this.syncId, thirdId).changes > 0;
+  }
+
+  /** Notes that the create of member `thirdId` still owes `fields` (its completing change has not succeeded yet). */
+  oweCompletion(thirdId: string, fields: Readonly<Record<string, PlanValue>>, at: string): void {
+    this.upsertOwed.run(this.syncId, thirdId, JSON.stringify(fields), at);
+  }
+
+  /** The create of member `thirdId` is complete (its completing change succeeded, or nothing is owed any more). */
+  settleCompletion(thirdId: string): void {
+    this.deleteOwed.run(this.syncId, thirdId);
+  }
+
+  /** Member creates that still owe their completing change: third_user_id -> the fields it sets. */
+  owedCompletions(): Map<string, Readonly<Record<string, PlanValue>>> {
+    const out = new Map<string, Readonly<Record<string, PlanValue>>>();
+    for (const r of this.selectOwed.iterate(this.syncId) as Iterable<{ third_id: string; owed: string }>) out.set(r.third_id, JSON.parse(r.owed) as Record<string, PlanValue>);
+    return out;
   }
 
   /** Logs an adoption. */

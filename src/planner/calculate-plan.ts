@@ -47,7 +47,7 @@ export const DEFAULT_DELETE_THRESHOLD = { max_count: 500, max_percent: 20 } as c
 export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, opts: PlanOptions): Plan {
   // Values the sources gave that were dropped from kept records (an invalid phone): counted with the plan's warnings.
   const warnings: PlanWarning[] = (desired.warnings ?? []).map((w) => ({ code: w.code, entity: w.entity, thirdId: w.source_id, message: `${w.source} ${w.location}: ${w.message}` }));
-  const ctx: DiffContext = { syncId: opts.syncId, opts, warnings, pending: snapshot.pendingCreates ?? {}, ...(snapshot.pendingMemberContacts ? { pendingContacts: snapshot.pendingMemberContacts } : {}), held: quarantinedIds(desired) };
+  const ctx: DiffContext = { syncId: opts.syncId, opts, warnings, pending: snapshot.pendingCreates ?? {}, ...(snapshot.pendingMemberContacts ? { pendingContacts: snapshot.pendingMemberContacts } : {}), ...(snapshot.owedCompletions ? { owedCompletions: snapshot.owedCompletions } : {}), held: quarantinedIds(desired) };
 
   const positions = diffPositions(desired.positions, snapshot.positions, desired.provided.positions, ctx);
   const departments = diffDepartments(desired.departments, snapshot.departments, desired.provided.departments, ctx);

@@ -36,6 +36,8 @@ export interface DiffContext {
   pending: NonNullable<PlannerSnapshot['pendingCreates']>;
   /** Pending member creates: third_user_id -> the contact they posted. */
   pendingContacts?: ReadonlyMap<string, string>;
+  /** Member creates of earlier runs that still owe their completing change (PlannerSnapshot.owedCompletions). */
+  owedCompletions?: PlannerSnapshot['owedCompletions'];
   /**
    * Source ids of quarantined records, per entity. A quarantined record is absent from the desired state only because
    * it failed validation, not because HR removed it: it is never removed (a typo in an e-mail must not make a member leave).

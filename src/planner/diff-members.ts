@@ -198,6 +198,7 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
     const dept = wantedDept(d, current);
     const { fields, before } = patchFields(d, m, dept);
     drift(d, m);
+    if (adoptedBy === undefined) completeEarlierCreate(d, m, fields, before);
     const keys = Object.keys(fields);
     const leavesDept = fields.department_id !== undefined && current !== '';
     if (adoptedBy === undefined && keys.length === 0) {
@@ -232,6 +233,40 @@ export function diffMembers(desired: readonly DesiredMember[], all: readonly Pla
     });
     if (leavesDept) push(leaving, current, id);
     else if (current !== '' && input.removing.has(current)) push(staying, current, `member ${d.source_id}`);
+  };
+
+  /**
+   * A create of an earlier run that still owes its completing change (its status PATCH failed): while the source
+   * still asks for that status and the platform does not have it, the PATCH goes out as part of that create (a change
+   * of its own that `completes` it), not in the member's update, so a create-only policy lets it through.
+   */
+  const completeEarlierCreate = (d: DesiredMember, m: PlatformMember, fields: Record<string, PlanValue>, before: Record<string, PlanValue>): void => {
+    const owed = ctx.owedCompletions?.get(d.source_id);
+    if (owed === undefined || m.third_user_id !== d.source_id) return;
+    const sf: Record<string, PlanValue> = {};
+    const sb: Record<string, PlanValue> = {};
+    for (const [k, v] of Object.entries(owed)) {
+      if (fields[k] !== v) continue;
+      sf[k] = v;
+      sb[k] = before[k] ?? null;
+      delete fields[k];
+      delete before[k];
+    }
+    if (Object.keys(sf).length === 0) return;
+    upserts.push({
+      id: `members:complete:${d.source_id}`,
+      entity: 'members',
+      op: 'update',
+      thirdId: d.source_id,
+      platformId: m.account_id,
+      description: `${sf.status === 'suspended' ? 'suspend' : 'complete'} new member "${m.display_name}" (${Object.keys(sf).join(', ')} of its create, not yet set)`,
+      reason: `part of its create in an earlier run, whose ${Object.keys(sf).join(', ')} could not be set then`,
+      fields: sf,
+      before: sb,
+      request: { method: 'PATCH', path: `/org/members/${encodeURIComponent(m.account_id)}`, body: sf },
+      dependsOn: NO_DEPS,
+      completes: `members:create:${d.source_id}`,
+    });
   };
 
   for (const d of desired) {

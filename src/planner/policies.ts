@@ -27,7 +27,8 @@ export function applyPolicy(changes: readonly Change[], policy: SyncPolicy): { k
   const held = new Set<string>();
   const byId = new Map(changes.map((c) => [c.id, c]));
   for (const c of changes) {
-    const judged = (c.completes !== undefined ? byId.get(c.completes) : undefined) ?? c;
+    // Its create is in this plan, or was applied by an earlier run (judged as a create all the same).
+    const judged = c.completes === undefined ? c : (byId.get(c.completes) ?? { ...c, op: 'create' as const });
     if (!p.allows(judged)) {
       held.add(c.id);
       withheld.push({ change: c, why: `policy:${policy}` });

@@ -1,5 +1,5 @@
 /** Inputs of the planner: what the mirror holds and the options of one run. */
-import type { PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
+import type { PlanValue, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
 import type { SyncConfig, SyncPolicy } from '../config/sync.js';
 import type { PlanTrustFilter } from './trust/types.js';
 import type { LifecycleOptions } from './lifecycle/index.js';
@@ -25,6 +25,12 @@ export interface PlannerSnapshot {
    * when still desired, removed when gone from the source.
    */
   pendingMemberContacts?: ReadonlyMap<string, string>;
+  /**
+   * Member creates of earlier runs that still owe their completing change (a suspended new hire whose status PATCH
+   * failed): third_user_id -> the fields it sets. While the source still asks for them, the planner sends them as
+   * part of that create (`Change.completes`), which a create-only policy lets through.
+   */
+  owedCompletions?: ReadonlyMap<string, Readonly<Record<string, PlanValue>>>;
 }
 
 /** Options of one planning. Time comes in as an argument: the planner reads no clock. */

@@ -233,6 +233,23 @@ describe('calculatePlan: policies and guards', () => {
     ]);
     expect(ids(calculatePlan(input, snap, { ...OPTS, policy: 'create-only' }))).toEqual(['departments:create:new']);
   });
+
+  it('create-only: the status a create of an earlier run still owes is part of that create; other drift stays withheld', () => {
+    const sue = member({ account_id: 'a2', display_name: 'Sue', email: 'sue@x.test', third_user_id: 'u2', title: 'Old' });
+    const input = desired({ members: [{ source_id: 'u2', display_name: 'Sue', email: 'sue@x.test', title: 'New', status: 'suspended' }] });
+    const base = { members: [sue], ownedMembers: new Map([['u2', 'a2']]) };
+    const owed = calculatePlan(input, snapshot({ ...base, owedCompletions: new Map([['u2', { status: 'suspended' }]]) }), { ...OPTS, policy: 'create-only' });
+    expect(owed.changes.map((c) => [c.id, c.op, c.fields, c.completes])).toEqual([['members:complete:u2', 'update', { status: 'suspended' }, 'members:create:u2']]);
+    expect(owed.withheld.map((w) => [w.change.id, w.change.fields, w.why])).toEqual([['members:update:u2', { title: 'New' }, 'policy:create-only']]);
+    // Nothing owed: the status is an update like the title, and both are withheld.
+    const plain = calculatePlan(input, snapshot(base), { ...OPTS, policy: 'create-only' });
+    expect(plain.changes).toEqual([]);
+    expect(plain.withheld.map((w) => [w.change.id, w.change.fields])).toEqual([['members:update:u2', { title: 'New', status: 'suspended' }]]);
+    // Owed, but the source no longer asks for it (active now): nothing to complete.
+    const moot = calculatePlan(desired({ members: [{ ...input.members[0]!, status: 'active' }] }), snapshot({ ...base, owedCompletions: new Map([['u2', { status: 'suspended' }]]) }), { ...OPTS, policy: 'create-only' });
+    expect(moot.changes).toEqual([]);
+    expect(moot.withheld.map((w) => w.change.id)).toEqual(['members:update:u2']);
+  });
 });
 
 describe('plan renderings', () => {

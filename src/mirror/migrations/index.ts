@@ -1,13 +1,14 @@
 /**
  * Every migration of the state DB, in order. Numbers: 001-009 mirror and sync state (src/mirror),
  * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock, run history and pending approvals (operations),
- * 030-039 record history (issue 22), 040-049 caches of the sources (issue 19).
+ * 030-039 record history (issue 22), 040-049 caches of the sources (issue 19), 050-059 reconcile again (unfinished
+ * creates).
  * Append new entries; never renumber or edit one that has shipped.
  */
 import { migration001 } from './001-mirror-tables.js';
 import { migration002 } from './002-mirror-sync-state.js';
 import type { Migration } from './types.js';
-import { migration010 } from '../ownership.js';
+import { migration010, migration050 } from '../ownership.js';
 import { migration015 } from '../trust-state.js';
 import { migration020, migration022 } from '../lease.js';
 import { migration021 } from '../runs.js';
@@ -30,4 +31,5 @@ export const migrations: readonly Migration[] = [
   migration023,
   migration030,
   migration040,
+  migration050,
 ];
