@@ -112,6 +112,33 @@ describe('CSV files read on a worker thread', () => {
     });
   });
 
+  it('a mapping slower than the parse (the thread waits for it): the same records and lines as the in-thread read', async () => {
+    const dir = tempDir();
+    // 20,000 records, a quoted newline every 7th, so a record's line is not its index; each phone goes to the cache.
+    // (A name with a newline is quarantined for its control character, with its location: E19999 is, at lines 22858-22859.)
+    const rows = Array.from({ length: 20_000 }, (_, i) => `E${i},"Person${i % 7 === 0 ? '\n' : ' '}${i}",1 (201) ${200 + Math.floor(i / 10000)}-${String(i % 10000).padStart(4, '0')},p${i}@example.com`);
+    writeFileSync(join(dir, 'members.csv'), `id,name,phone,email,unused\n${rows.map((r) => `${r},x`).join('\n')}\n`);
+    const source = { name: 'hr', type: 'csv', phone_region: 'US', members: { file: 'members.csv', fields: { id: 'id', display_name: 'name', phone: 'phone', email: 'email' } } };
+    const slowCache = () => {
+      const cache = new PhoneCache();
+      const lookup = cache.lookup.bind(cache);
+      cache.lookup = (raw, region) => {
+        // About 50 us a record: the thread parses the file long before the mapping is done, and must wait for it.
+        for (const until = performance.now() + 0.05; performance.now() < until; );
+        return lookup(raw, region);
+      };
+      return cache;
+    };
+    csvReading.threadMinBytes = Number.POSITIVE_INFINITY;
+    const here = await outcome([source], dir, { phoneCache: slowCache() });
+    csvReading.threadMinBytes = 0;
+    const thread = await outcome([source], dir, { phoneCache: slowCache() });
+    if (!('state' in here)) throw new Error(here.error.message);
+    expect(here.state.members.at(-1)).toMatchObject({ source_id: 'E19998', origin: { location: 'members.csv:22857' } });
+    expect(here.state.quarantine.at(-1)).toMatchObject({ source_id: 'E19999', reason: 'control_characters', location: 'members.csv:22859' });
+    expect(thread).toEqual(here);
+  });
+
   it('an abort while the thread parses stops the read with the abort, and the thread with it', async () => {
     const dir = tempDir();
     // "1 (201) ..." is a shape only libphonenumber-js answers, so the phone cache is asked: the abort comes from there.
@@ -193,7 +220,11 @@ function randomExport(dir: string, seed: number): { source: Record<string, unkno
   const emails = ['ada@example.com', 'ADA@Example.com', 'not-an-email', '', 'zoë@exämple.de', 'x@y', 'grace@example.org'];
   const phones = ['(201) 555-0123', '+44 20 7946 0958', '12345', '', '1 (201) 555-0199', '201.555.0142'];
   const statuses = ['active', 'leave', 'terminated', '', 'Retired', 'ACTIVE'];
-  const header = ['employee_id', 'first_name', 'last_name', 'email', 'phone', 'title', 'status'];
+  // Columns nobody maps (wide HR exports), anywhere in the header; without a header (mapped by number) at the end.
+  const hasHeader = rnd() >= 0.2;
+  const mapped = ['employee_id', 'first_name', 'last_name', 'email', 'phone', 'title', 'status'];
+  const header = [...mapped];
+  for (let extra = Math.floor(rnd() * 7); extra > 0; extra--) header.splice(hasHeader ? Math.floor(rnd() * (header.length + 1)) : header.length, 0, `unused_${extra}`);
   const quote = (v: string) => {
     const needs = v.includes(delimiter) || v.includes('"') || v.includes('\n') || v.includes('\r') || (comment !== undefined && v.startsWith(comment));
     return needs || rnd() < 0.1 ? `"${v.replaceAll('"', '""')}"` : v;
@@ -201,7 +232,7 @@ function randomExport(dir: string, seed: number): { source: Record<string, unkno
   // Latin-1 cannot hold every word: the file is written as latin1 and read as it, so unmappable characters become "?".
   const lines: string[] = [];
   for (let i = 0; i < skipRows; i++) lines.push(`Report ${i + 1}${delimiter}generated for the test`);
-  lines.push(header.join(delimiter));
+  if (hasHeader) lines.push(header.join(delimiter));
   let errorExpected = false;
   // Some files span several of the thread's batches (512 records each).
   const rows = rnd() < 0.2 ? 600 + Math.floor(rnd() * 1200) : Math.floor(rnd() * 300);
@@ -209,7 +240,8 @@ function randomExport(dir: string, seed: number): { source: Record<string, unkno
     if (comment !== undefined && rnd() < 0.05) lines.push(`# a comment${delimiter}with a "quote`);
     if (rnd() < 0.03) lines.push('');
     const id = rnd() < 0.05 ? `E${Math.floor(rnd() * 10)}` : `E${seed}-${r}`;
-    const values = [id, pick(words), pick(words), pick(emails), pick(phones), pick(words), pick(statuses)];
+    const byName: Record<string, string> = { employee_id: id, first_name: pick(words), last_name: pick(words), email: pick(emails), phone: pick(phones), title: pick(words), status: pick(statuses) };
+    const values = header.map((name) => byName[name] ?? pick(words));
     let line = values.map(quote).join(delimiter);
     const broken = rnd() * (rows > 600 ? 4 : 1);
     if (broken < 0.004) {
@@ -233,9 +265,12 @@ function randomExport(dir: string, seed: number): { source: Record<string, unkno
       encoding,
       ...(comment !== undefined ? { comment } : {}),
       ...(skipRows > 0 ? { skip_rows: skipRows } : {}),
+      ...(hasHeader ? {} : { header: false }),
       members: {
         file,
-        fields: { id: 'employee_id', display_name: '{first_name} {last_name}', email: 'email', phone: 'phone', title: 'title', status: 'status' },
+        fields: hasHeader
+          ? { id: 'employee_id', display_name: '{first_name} {last_name}', email: 'email', phone: 'phone', title: 'title', status: 'status' }
+          : { id: '1', display_name: '{2} {3}', email: '4', phone: '5', title: '6', status: '7' },
         status_map: { leave: 'suspended', terminated: 'left' },
       },
     },

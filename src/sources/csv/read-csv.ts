@@ -14,7 +14,7 @@ import type { EntityKind } from '../../domain/entities.js';
 import { SourceCollector, type SourceBatch, type Lookup } from '../../desired/index.js';
 import type { OrgsyncError } from '../../shared/errors.js';
 import { sourceInvalid, sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
-import { parseCsvInThread, type CsvRowsInput, type RecordSink } from './row-thread.js';
+import { parseCsvInThread, type CsvHandlers, type CsvRowsInput, type RecordSink } from './row-thread.js';
 
 const UTF8 = new Set(['utf-8', 'utf8']);
 const SNIFF_BYTES = 1 << 16;
@@ -142,29 +142,50 @@ async function readCsvFile(
   const lookup: Lookup = (name) => fields[base + idx[name]!];
   // Every location shares this prefix (one string fewer held per record).
   const at = `${file}:`;
-  const sink: RecordSink = (all, from, to, line) => {
-    if (fieldsError) return;
+  // On a thread only the columns the mapping reads cross over (a 60-column export mapped by 8 sends 8).
+  const threaded = size >= csvReading.threadMinBytes;
+  const columnsToSend = (): number[] | undefined => {
+    if (!threaded) return undefined;
+    return [...new Set(collector.fieldNames(entity).map((n) => index!.get(n)!))].sort((a, b) => a - b);
+  };
+  /** Where each name's value is in the fields a record arrives with: its column, or its place among `sent`. */
+  const locate = (sent: number[] | undefined) => {
+    idx = {};
+    for (const [name, column] of index!) {
+      const place = sent ? sent.indexOf(column) : column;
+      if (place !== -1) idx[name] = place;
+    }
+  };
+  const onHeader = (names: string[]): number[] | undefined => {
     try {
-      if (index === undefined) {
-        headerCheck(all.slice(from, to));
-        idx = Object.fromEntries(index!);
-        return;
-      }
-      fields = all;
-      base = from;
-      add(lookup, at + line);
+      headerCheck(names);
+      return columnsToSend();
     } catch (err) {
       // Parsing stops: a file whose header cannot be mapped is not read further.
       fieldsError = err;
       throw err;
     }
   };
-  if (index !== undefined) idx = Object.fromEntries(index);
+  const onRecord: RecordSink = (all, from, _to, line) => {
+    if (fieldsError) return;
+    try {
+      fields = all;
+      base = from;
+      add(lookup, at + line);
+    } catch (err) {
+      fieldsError = err;
+      throw err;
+    }
+  };
+  // Without a header the columns are known now.
+  const keep = index !== undefined ? columnsToSend() : undefined;
   const input: CsvRowsInput = {
     path,
     encoding: enc,
     utf8: UTF8.has(enc),
     highWaterMark: 1 << 16,
+    header: source.header,
+    ...(keep ? { keep } : {}),
     options: {
       delimiter: source.delimiter === 'auto' ? sniffDelimiter(UTF8.has(enc) ? head.toString('utf8') : iconv.decode(head, enc), skipRows, source.comment, source.quote) : source.delimiter,
       quote: source.quote,
@@ -176,8 +197,9 @@ async function readCsvFile(
     },
   };
   try {
-    if (size >= csvReading.threadMinBytes) await parseCsvInThread(input, sink, ctx.signal);
-    else await parseCsvHere(input, sink, ctx.signal);
+    const handlers = { header: onHeader, columns: locate, record: onRecord };
+    if (threaded) await parseCsvInThread(input, handlers, ctx.signal);
+    else await parseCsvHere(input, handlers, ctx.signal);
   } catch (err) {
     if (fieldsError) throw fieldsError;
     throwIfAborted(ctx.signal);
@@ -187,14 +209,20 @@ async function readCsvFile(
 }
 
 /** Parses `input` on this thread (small files: a worker thread costs more to start than it saves). */
-async function parseCsvHere(input: CsvRowsInput, sink: RecordSink, signal: AbortSignal | undefined): Promise<void> {
+async function parseCsvHere(input: CsvRowsInput, handlers: CsvHandlers, signal: AbortSignal | undefined): Promise<void> {
   const parser = parse(input.options);
   let sinkError: unknown;
+  let header = input.header;
+  if (!header) handlers.columns(undefined);
   // Records are handed over in the 'data' handler, which runs as each record is parsed, so parser.info.lines is
   // that record's (last) line. Cheaper than on_record, which builds an info object per record.
   parser.on('data', (record: string[]) => {
     try {
-      sink(record, 0, record.length, parser.info.lines);
+      if (header) {
+        header = false;
+        handlers.header(record);
+        handlers.columns(undefined);
+      } else handlers.record(record, 0, record.length, parser.info.lines);
     } catch (err) {
       sinkError = err;
       parser.destroy(err as Error);
