@@ -14,7 +14,7 @@ import type { EntityKind } from '../../domain/entities.js';
 import { SourceCollector, type SourceBatch, type Lookup } from '../../desired/index.js';
 import type { OrgsyncError } from '../../shared/errors.js';
 import { sourceInvalid, sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
-import { parseCsvInThread, type CsvHandlers, type CsvRowsInput, type RecordSink } from './row-thread.js';
+import { parseCsvInThread, type CsvHandlers, type CsvParseOptions, type CsvRowsInput, type RecordSink } from './row-thread.js';
 
 const UTF8 = new Set(['utf-8', 'utf8']);
 const SNIFF_BYTES = 1 << 16;
@@ -95,24 +95,7 @@ async function readCsvFile(
   const enc = encoding.toLowerCase();
   if (!UTF8.has(enc) && !iconv.encodingExists(enc)) throw sourceUnreadable(source.name, `${where}: unknown encoding "${encoding}"`);
 
-  let head: Buffer;
-  let size: number;
-  try {
-    const fh = await open(path, 'r');
-    try {
-      // The first 64 KiB: the byte-order mark, and the header line for `delimiter: auto`.
-      const { buffer, bytesRead } = await fh.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0);
-      head = buffer.subarray(0, bytesRead);
-      size = (await fh.stat()).size;
-    } finally {
-      await fh.close();
-    }
-  } catch (err) {
-    throw sourceUnreadable(source.name, `${where}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, err);
-  }
-  if (UTF8.has(enc) && head.length >= 2 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff))) {
-    throw sourceUnreadable(source.name, `${where}: the file starts with a UTF-16 byte-order mark but encoding is ${encoding}; set encoding: utf-16le`);
-  }
+  const { head, size } = await readHead(source, where, path, enc, encoding);
 
   if (entity === 'members') collector.expectMembers(estimateRecords(head, size));
 
@@ -186,15 +169,7 @@ async function readCsvFile(
     highWaterMark: 1 << 16,
     header: source.header,
     ...(keep ? { keep } : {}),
-    options: {
-      delimiter: source.delimiter === 'auto' ? sniffDelimiter(UTF8.has(enc) ? head.toString('utf8') : iconv.decode(head, enc), skipRows, source.comment, source.quote) : source.delimiter,
-      quote: source.quote,
-      bom: true,
-      skip_empty_lines: true,
-      relax_column_count: false,
-      ...(skipRows > 0 ? { from_line: skipRows + 1 } : {}),
-      ...(source.comment !== undefined ? { comment: source.comment } : {}),
-    },
+    options: parseOptions(source, head, enc, skipRows),
   };
   try {
     const handlers = { header: onHeader, columns: locate, record: onRecord };
@@ -206,6 +181,41 @@ async function readCsvFile(
     throw csvReadError(source, entity, file, path, index, err);
   }
   if (index === undefined && source.header) throw sourceUnreadable(source.name, `${where}: the file is empty (no header row)`);
+}
+
+/** The first 64 KiB of a file (the byte-order mark, and the header line for `delimiter: auto`) and its size. */
+async function readHead(source: CsvSourceConfig, where: string, path: string, enc: string, encoding: string): Promise<{ head: Buffer; size: number }> {
+  let head: Buffer;
+  let size: number;
+  try {
+    const fh = await open(path, 'r');
+    try {
+      const { buffer, bytesRead } = await fh.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0);
+      head = buffer.subarray(0, bytesRead);
+      size = (await fh.stat()).size;
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    throw sourceUnreadable(source.name, `${where}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, err);
+  }
+  if (UTF8.has(enc) && head.length >= 2 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff))) {
+    throw sourceUnreadable(source.name, `${where}: the file starts with a UTF-16 byte-order mark but encoding is ${encoding}; set encoding: utf-16le`);
+  }
+  return { head, size };
+}
+
+/** csv-parse's options for a source's file (the same on this thread and on a parser thread). */
+function parseOptions(source: CsvSourceConfig, head: Buffer, enc: string, skipRows: number): CsvParseOptions {
+  return {
+    delimiter: source.delimiter === 'auto' ? sniffDelimiter(UTF8.has(enc) ? head.toString('utf8') : iconv.decode(head, enc), skipRows, source.comment, source.quote) : source.delimiter,
+    quote: source.quote,
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: false,
+    ...(skipRows > 0 ? { from_line: skipRows + 1 } : {}),
+    ...(source.comment !== undefined ? { comment: source.comment } : {}),
+  };
 }
 
 /** Parses `input` on this thread (small files: a worker thread costs more to start than it saves). */
