@@ -230,42 +230,50 @@ async function main(): Promise<void> {
 
     const csv = new MembersCsv(join(hrDir, 'members.csv'));
     const picked = csv.pick(RUNS * 2);
+    /** For each id: change that member in HR, run `one` for it, and count the writes the emulator saw meanwhile. */
+    const measure = async <T>(ids: string[], one: (id: string) => Promise<T>): Promise<(T & { accepted: number; other: number })[]> => {
+      const runs: (T & { accepted: number; other: number })[] = [];
+      for (const id of ids) {
+        csv.change(id);
+        await resetRequests(url);
+        const r = await one(id);
+        runs.push({ ...r, ...(await writesSeen(url)) });
+      }
+      return runs;
+    };
 
     // 1. sync --only, the CLI process from start to exit.
-    const cliRuns: { seconds: number; code: number; accepted: number; other: number }[] = [];
-    for (const id of picked.slice(0, RUNS)) {
-      csv.change(id);
-      await resetRequests(url);
+    const cliRuns = await measure(picked.slice(0, RUNS), async (id) => {
       const r = await cli(['sync', '--config', config, '--only', id, '--output', 'json']);
-      const w = await writesSeen(url);
       if (r.code !== 0) process.stderr.write(`sync --only ${id} exited ${r.code}:\n${r.stderr.slice(-2000)}\n`);
-      cliRuns.push({ seconds: r.seconds, code: r.code, ...w });
-    }
+      return { seconds: r.seconds, code: r.code };
+    });
+    /** What both phases' lines carry: the runs' seconds, their median and the writes each run had accepted. */
+    const timings = (runs: { seconds: number; accepted: number }[]) => ({
+      members: ORG.members,
+      runs: runs.length,
+      median_seconds: round(median(runs.map((r) => r.seconds))),
+      seconds: runs.map((r) => round(r.seconds)),
+      writes_accepted: runs.map((r) => r.accepted),
+    });
     const cliMedian = median(cliRuns.map((r) => r.seconds));
     emit({
       phase: 'sync_only',
-      members: ORG.members,
-      runs: cliRuns.length,
-      median_seconds: round(cliMedian),
-      seconds: cliRuns.map((r) => round(r.seconds)),
+      ...timings(cliRuns),
       exit_codes: cliRuns.map((r) => r.code),
-      writes_accepted: cliRuns.map((r) => r.accepted),
       target: { median_seconds: 5, exit_code: 0, writes_accepted: 1 },
       ok: cliMedian < 5 && cliRuns.every((r) => r.code === 0 && r.accepted === 1 && r.other === 0),
     });
 
     // 2. POST /sync?only= to a real daemon, until GET /runs/<id> reports it done.
     const daemon = await startDaemon(config);
-    const triggerRuns: { seconds: number; status: number; result: string; accepted: number; other: number }[] = [];
+    let triggerRuns: { seconds: number; status: number; result: string; accepted: number; other: number }[];
     try {
-      for (const id of picked.slice(RUNS, 2 * RUNS)) {
-        csv.change(id);
-        await resetRequests(url);
+      triggerRuns = await measure(picked.slice(RUNS, 2 * RUNS), async (id) => {
         const r = await trigger(daemon.url, id);
-        const w = await writesSeen(url);
         if (r.run.result !== 'success') process.stderr.write(`POST /sync?only=${id}: ${r.status} ${JSON.stringify(r.run)}\n`);
-        triggerRuns.push({ seconds: r.seconds, status: r.status, result: r.run.result ?? '', ...w });
-      }
+        return { seconds: r.seconds, status: r.status, result: r.run.result ?? '' };
+      });
     } finally {
       const code = await daemon.stop();
       if (code !== 0 && code !== 143) process.stderr.write(`daemon exited ${code}:\n${daemon.log().slice(-4000)}\n`);
@@ -273,12 +281,8 @@ async function main(): Promise<void> {
     const trigMedian = median(triggerRuns.map((r) => r.seconds));
     emit({
       phase: 'trigger_only',
-      members: ORG.members,
-      runs: triggerRuns.length,
-      median_seconds: round(trigMedian),
-      seconds: triggerRuns.map((r) => round(r.seconds)),
+      ...timings(triggerRuns),
       results: triggerRuns.map((r) => r.result),
-      writes_accepted: triggerRuns.map((r) => r.accepted),
       target: { median_seconds: 3, result: 'success', writes_accepted: 1 },
       ok: trigMedian < 3 && triggerRuns.every((r) => r.status === 202 && r.result === 'success' && r.accepted === 1 && r.other === 0),
     });
