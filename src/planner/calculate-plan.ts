@@ -31,7 +31,7 @@ import type { DesiredState, EntityKind, Plan, PlanWarning } from '../domain/inde
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
 import type { DiffContext } from './context.js';
 import { diffDepartments } from './diff-departments.js';
-import { diffMembers } from './diff-members.js';
+import { diffMembers } from './members/index.js';
 import { diffPositions } from './diff-positions.js';
 import { firstRefusal, type OwnedCounts } from './guards.js';
 import { orderDepartmentDeletes, orderMoves } from './order.js';

@@ -52,15 +52,25 @@ export interface DiffContext {
  * `quarantined_kept` warning, instead of being removed.
  */
 export function keptBecauseQuarantined(ctx: DiffContext, entity: EntityKind, thirdId: string, platformId: string, name: string): boolean {
-  if (thirdId === '' || !ctx.held?.[entity].has(thirdId)) return false;
-  ctx.warnings.push({
+  if (!isQuarantined(ctx, entity, thirdId)) return false;
+  ctx.warnings.push(quarantinedKeptWarning(entity, thirdId, platformId, name));
+  return true;
+}
+
+/** True when a source id is quarantined in the source (absent only because it failed validation). */
+export function isQuarantined(ctx: Pick<DiffContext, 'held'>, entity: EntityKind, thirdId: string): boolean {
+  return thirdId !== '' && ctx.held?.[entity].has(thirdId) === true;
+}
+
+/** The `quarantined_kept` warning of an owned record kept because it is quarantined in the source. */
+export function quarantinedKeptWarning(entity: EntityKind, thirdId: string, platformId: string, name: string): PlanWarning {
+  return {
     code: 'quarantined_kept',
     entity,
     thirdId,
     platformId,
     message: `${entity} ${thirdId} ("${name}") is quarantined in the source; kept on the platform, not removed`,
-  });
-  return true;
+  };
 }
 
 /** targetValue, shared per target within one plan. */
