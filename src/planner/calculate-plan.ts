@@ -30,7 +30,7 @@
 import type { DesiredState, EntityKind, Plan, PlanWarning } from '../domain/index.js';
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
 import type { DiffContext } from './context.js';
-import { diffDepartments } from './diff-departments.js';
+import { diffDepartments } from './departments/index.js';
 import { diffMembers } from './members/index.js';
 import { diffPositions } from './diff-positions.js';
 import { firstRefusal, type OwnedCounts } from './guards.js';

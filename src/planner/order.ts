@@ -14,7 +14,7 @@
  */
 import type { Change, PlanWarning, PlatformDepartment } from '../domain/index.js';
 import { type Target, NO_DEPS, targetValue } from './context.js';
-import type { DepartmentMove } from './diff-departments.js';
+import type { DepartmentMove } from './departments/index.js';
 
 /** The tree the moves are simulated on. */
 export interface MoveTree {
