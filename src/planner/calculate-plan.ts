@@ -32,7 +32,7 @@ import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
 import type { DiffContext } from './context.js';
 import { diffDepartments } from './departments/index.js';
 import { diffMembers } from './members/index.js';
-import { diffPositions } from './diff-positions.js';
+import { diffPositions } from './positions/index.js';
 import { firstRefusal, type OwnedCounts } from './guards.js';
 import { orderDepartmentDeletes, orderMoves } from './order.js';
 import { applyPolicy } from './policies.js';
