@@ -173,7 +173,7 @@ MemberCreateFields.prototype = Object.prototype;
 
 /** A finding that is not a write: unpatchable drift, conflicts with records orgsync does not own, kept departments. */
 export interface PlanWarning {
-  /** Stable code: `unpatchable_drift`, `not_owned_conflict`, `kept_not_empty`, `unresolved_parent`, `empty_source`, `invalid_phone_dropped` (from the sources). */
+  /** Stable code: `unpatchable_drift`, `not_owned_conflict`, `kept_not_empty`, `unresolved_parent`, `empty_source`, `department_name_taken`, `invalid_phone_dropped` (from the sources). */
   code: string;
   entity: EntityKind;
   thirdId: string;

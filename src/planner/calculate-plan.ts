@@ -13,6 +13,7 @@
  * | present             | same third id                       | unmanaged, pending     | adopt (crashed create of this sync)      |
  * | present             | same third id                       | unmanaged / other sync | warning not_owned_conflict; left alone   |
  * | present (dept/pos)  | same name under same parent         | unmanaged + adopt name | adopt: set third id + managed_by         |
+ * | present (dept)      | none; same name under same parent   | other sync / unmanaged | create; warning department_name_taken    |
  * | present (member)    | same phone / e-mail, other third id | unmanaged + adopt      | adopt + patch third_user_id              |
  * | present (member)    | same phone / e-mail, other third id | unmanaged              | warning not_owned_conflict; no create    |
  * | present (member)    | e-mail / phone differ               | owned                  | warning unpatchable_drift; no write      |
@@ -22,6 +23,9 @@
  * | absent (member)     | live, third id, in an owned dept    | not owned              | warning not_owned_absent; left alone     |
  * | absent              | live                                | not owned              | nothing                                  |
  * | absent (entity not provided by any source) | any           | any                    | nothing                                  |
+ *
+ * Each entity's own table, row by row with one named handler per row: members/index.ts, departments/index.ts,
+ * positions/index.ts.
  *
  * Then: order (order.ts) -> policy (policies.ts) -> trust filters (trust/) -> guards (guards.ts PLAN_GUARDS: state lost,
  * empty source, the trust filters' refusals, delete threshold).

@@ -12,7 +12,7 @@
  * | `adopt_by_third_id` | present                | same third id                                 | unmanaged + adopt [third_id], or pending create | adopt (sets managed_by) + patch; move after it |
  * | `conflict`          | present                | same third id                                 | other sync, or unmanaged         | warning not_owned_conflict (blocked); left alone |
  * | `adopt_by_name`     | present, live parent   | no third id match; same name under the same parent | unmanaged + adopt [name]    | adopt: set third id + managed_by                |
- * | `create`            | present                | none                                          | -                                | create under the parent's target                |
+ * | `create`            | present                | none                                          | -                                | create under the parent's target; warning department_name_taken when a department of that name under that parent is another sync's or nobody's |
  *
  * Absent from the source (create-rows.ts `removalCandidates`, when a source provides departments):
  *
@@ -31,6 +31,7 @@ import { type DepartmentDiff, type DepartmentEnv, type DepartmentResult, type De
 
 export type { DepartmentDiff, DepartmentMove } from './types.js';
 export { findTenantRoot } from './department-index.js';
+export { DEPARTMENT_NAME_TAKEN } from './create-rows.js';
 
 /** One handler per row of the table for a department in the source. */
 export const DEPARTMENT_ROWS: Record<DepartmentRowName, (row: DepartmentRow, env: DepartmentEnv, out: DepartmentResult) => void> = {
