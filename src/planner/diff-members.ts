@@ -44,7 +44,7 @@ function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
 /** Diffs desired members against the mirror. */
 export function diffMembers(desired: readonly DesiredMember[], all: readonly PlatformMember[], ownedMembers: ReadonlyMap<string, string>, provided: boolean, ctx: DiffContext, input: MemberDiffInput): MemberDiff {
   const adoptBy = ctx.opts.adopt?.members ?? [];
-  const removalMode = ctx.opts.memberRemoval ?? 'left';
+  const removalMode = ctx.opts.memberRemoval;
   const ownedAccounts = new Set(ownedMembers.values());
   const liveByThird = new Map<string, PlatformMember>();
   const liveByAccount = new Map<string, PlatformMember>();
