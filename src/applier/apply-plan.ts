@@ -83,10 +83,10 @@ export interface ApplierDeps {
 
 /** Options of one apply. */
 export interface ApplyOptions {
-  /** Writes in flight at once (default 8). */
-  concurrency?: number;
-  /** Stop starting changes after this many failed (default 100). */
-  maxFailures?: number;
+  /** Writes in flight at once (platform.concurrency). */
+  concurrency: number;
+  /** Stop starting changes after this many failed (sync.max_failures). */
+  maxFailures: number;
   /** The one dry-run switch: changes are described, nothing is written (not to the platform, mirror or ownership). */
   dryRun?: boolean;
   /** Once aborted no new change (nor retry) starts; those in flight finish and are recorded. */
@@ -127,7 +127,7 @@ const emptyCounts = (): ApplyCounts => {
 };
 
 /** Executes `changes` (in plan order; independent ones in parallel) and reports every change's outcome. */
-export async function applyChanges(changes: readonly Change[], deps: ApplierDeps, options: ApplyOptions = {}): Promise<ApplyResult> {
+export async function applyChanges(changes: readonly Change[], deps: ApplierDeps, options: ApplyOptions): Promise<ApplyResult> {
   // Platform ids of created records, kept only for the changes something refers to (PlanRefs always come with a
   // dependsOn entry), so 100,000 member creates do not keep 100,000 ids.
   const referenced = new Set<string>();
@@ -226,8 +226,8 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   };
 
   const status = await runTasksIndexed(changes, {
-    concurrency: options.concurrency ?? 8,
-    maxFailures: options.maxFailures ?? 100,
+    concurrency: options.concurrency,
+    maxFailures: options.maxFailures,
     signal: stop.signal,
     run: async (c, i) => {
       let r: ChangeResult;
@@ -247,7 +247,7 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
       ? `not started: ${stop.reason.message}`
       : options.signal?.aborted === true
         ? 'not started: the run was asked to stop'
-        : `not started: ${options.maxFailures ?? 100} changes failed (sync.max_failures)`;
+        : `not started: ${options.maxFailures} changes failed (sync.max_failures)`;
   for (let i = 0; i < changes.length; i++) {
     if (finished[i]) continue;
     const c = changes[i]!;

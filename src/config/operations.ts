@@ -1,6 +1,6 @@
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
-import { parseDuration } from './platform.js';
+import { durationSchema } from './platform.js';
 
 /** The default daemon schedule: every 30 minutes. */
 export const DEFAULT_SCHEDULE = '*/30 * * * *';
@@ -35,11 +35,12 @@ export const timezoneSchema = z
   .default('UTC')
   .describe('IANA time zone the schedule is read in (UTC, Europe/Berlin, Asia/Shanghai, ...).');
 
-/** `shutdown_timeout`: how long in-flight requests may take after SIGTERM/SIGINT before they are aborted. */
-export const shutdownTimeoutSchema = z
-  .string()
-  .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 20s, 500ms or 1m' })
-  .default('20s')
+/**
+ * `shutdown_timeout`: how long in-flight requests may take after SIGTERM/SIGINT before they are aborted. Written as a
+ * duration (`20s`) in the file; milliseconds in the loaded config.
+ */
+export const shutdownTimeoutSchema = durationSchema('expected a duration such as 20s, 500ms or 1m')
+  .prefault('20s')
   .describe(
     'On SIGTERM or SIGINT no new write or retry starts; requests in flight get this long, then are aborted; the state DB records what is known and the process exits within this plus 2 s (exit 143 for SIGTERM, 130 for SIGINT). The Helm chart sets terminationGracePeriodSeconds to this plus 10 s.',
   );
@@ -68,7 +69,7 @@ export const metricsConfigSchema = z
       .default('')
       .describe('`orgsync sync`: push the run\'s metrics to this Prometheus Pushgateway at the end (job "orgsync", grouped by sync id); "" turns it off.'),
   })
-  .default({ listen: '0.0.0.0:9464', pushgateway_url: '' })
+  .prefault({})
   .describe('Metrics and health endpoints.');
 
 /** `daemon:` — what the daemon accepts from outside (issue 22). */
@@ -79,7 +80,7 @@ export const daemonConfigSchema = z
       .default('')
       .describe('File holding the bearer token that POST /sync (a run now) and POST /sync?only=SELECTOR require on the daemon\'s listener; "" turns the trigger endpoints off (404). Read at every request, so a rotated Secret applies at once.'),
   })
-  .default({ trigger_token_file: '' })
+  .prefault({})
   .describe('The daemon\'s trigger endpoints.');
 
 /** The validated `metrics:` block. */
@@ -101,7 +102,7 @@ export const logConfigSchema = z
       .default([])
       .describe('Extra field paths to redact in log lines (pino paths such as `source.headers.x-api-token`), beyond the built-in ones (API keys, passwords, tokens, Authorization headers, secret values from the environment and *_file mounts).'),
   })
-  .default({ level: 'info', format: 'auto', redact: [] })
+  .prefault({})
   .describe('Logs: pino JSON lines (stdout; stderr for `plan --output json`), one run_id on every line of a run.');
 
 /** The validated `log:` block. */

@@ -36,25 +36,29 @@ export const platformConfigSchema = z
 
 export type PlatformConfig = z.infer<typeof platformConfigSchema>;
 
-/** `state:` — the local SQLite state DB (mirror, ownership, run history). */
+/**
+ * The `platform:` block's defaults, read off the schema (the one place they are written), for a client built without
+ * a config file (tests, benchmarks).
+ */
+export const PLATFORM_DEFAULTS: Readonly<PlatformConfig> = platformConfigSchema.parse({ base_url: 'http://localhost/' });
+
+/**
+ * `state:` — the local SQLite state DB (mirror, ownership, run history). The durations `full_walk_every`,
+ * `busy_timeout` and `lease_ttl` are written as strings in the file (`24h`, `10s`) and are milliseconds in the
+ * loaded config.
+ */
 export const stateConfigSchema = z
   .strictObject({
     path: z.string().min(1).default('./var/orgsync.db').describe('SQLite file; relative paths resolve against the config file\'s folder.'),
     mirror_overlap_seconds: z.number().int().min(0).default(120).describe('Incremental refresh re-reads this many seconds before the watermark.'),
-    full_walk_every: z
-      .string()
-      .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 24h, 90m, 1h30m or 3600s' })
-      .default('24h')
+    full_walk_every: durationSchema('expected a duration such as 24h, 90m, 1h30m or 3600s')
+      .prefault('24h')
       .describe('Take a full walk (and drop records it did not see) when the last one is older than this (e.g. 24h, 90m, 1h30m).'),
-    busy_timeout: z
-      .string()
-      .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 10s, 30s or 500ms' })
-      .default('10s')
+    busy_timeout: durationSchema('expected a duration such as 10s, 30s or 500ms')
+      .prefault('10s')
       .describe('How long a state DB statement waits for another process\'s lock before it fails; a write whose result still cannot be recorded stops the run (exit 1), naming the file and what holds it.'),
-    lease_ttl: z
-      .string()
-      .refine((v) => (parseDuration(v) ?? 0) >= 3000, { message: 'expected a duration of at least 3s, such as 60s or 2m' })
-      .default('60s')
+    lease_ttl: durationSchema('expected a duration of at least 3s, such as 60s or 2m', 3000)
+      .prefault('60s')
       .describe('How long the state DB\'s lease lives without renewal; it is renewed every third of this. A writer that cannot renew in time (frozen, paused) stops writing; another process may take the lease over once it expired.'),
     history_days: z
       .number()
@@ -66,6 +70,22 @@ export const stateConfigSchema = z
   .describe('Local state: the mirror of the platform and orgsync\'s own records.');
 
 export type StateConfig = z.infer<typeof stateConfigSchema>;
+
+/**
+ * A duration setting: written as a string in the file (`24h`, `90m`, `500ms`), a number of milliseconds in the loaded
+ * config (the key keeps its name; only its value is parsed, once, here). `minMs`: the smallest duration accepted.
+ * Defaults are given with `.prefault('24h')`, so that they are parsed like a written value.
+ */
+export function durationSchema(message: string, minMs = 1): z.ZodPipe<z.ZodString, z.ZodTransform<number, string>> {
+  return z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined || ms < minMs) {
+      ctx.addIssue({ code: 'custom', message, input: text });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

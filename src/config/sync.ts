@@ -29,14 +29,37 @@ const adoptionSchema = z
   })
   .describe('Explicit adoption of records orgsync did not create; every adoption is logged.');
 
-/** `sync.removal_grace` (issue 10): a duration (`30m`, `72h`, `7d`), `0` (at once), or `{ runs: N }` consecutive runs. */
+/** `sync.removal_grace`, as the loaded config carries it: nothing, a duration in ms (with the text written), or a number of runs. */
+export type RemovalGrace = { kind: 'none' } | { kind: 'duration'; ms: number; text: string } | { kind: 'runs'; runs: number };
+
+/** Parses a written `removal_grace` (`0`, `"0"`, `"72h"`, `{ runs: 3 }`); undefined when the text is no duration. */
+function parseRemovalGrace(value: 0 | string | { runs: number }): RemovalGrace | undefined {
+  if (value === 0) return { kind: 'none' };
+  if (typeof value === 'object') return value.runs <= 1 ? { kind: 'none' } : { kind: 'runs', runs: value.runs };
+  if (value.trim() === '0') return { kind: 'none' };
+  const ms = parseDuration(value);
+  return ms === undefined ? undefined : { kind: 'duration', ms, text: value.trim() };
+}
+
+/**
+ * `sync.removal_grace` (issue 10): a duration (`30m`, `72h`, `7d`), `0` (at once), or `{ runs: N }` consecutive runs in
+ * the file; a `RemovalGrace` value in the loaded config.
+ */
 export const removalGraceSchema = z
   .union([
     z.literal(0),
-    z.string().refine((v) => v.trim() === '0' || parseDuration(v) !== undefined, { message: 'expected 0, a duration such as 30m, 72h or 7d, or { runs: N }' }),
+    z.string(),
     z.strictObject({ runs: z.number().int().min(1).describe('Consecutive runs a record must be missing from the sources before it is removed.') }),
   ])
-  .default(0)
+  .transform((value, ctx): RemovalGrace => {
+    const grace = parseRemovalGrace(value);
+    if (grace === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'expected 0, a duration such as 30m, 72h or 7d, or { runs: N }', input: value });
+      return z.NEVER;
+    }
+    return grace;
+  })
+  .prefault(0)
   .describe('How long a record must be missing from the sources before it is removed: 0 (at once), a duration such as 30m, 72h or 7d, or { runs: N } consecutive sync runs.');
 
 /** `sync.lifecycle` (issue 18): dated hires and leavers. */
@@ -55,7 +78,10 @@ export const lifecycleSchema = z
   })
   .describe('Dated lifecycle of members: start_date and end_date fields of the sources, compared with the injected clock.');
 
-/** `sync:` — what the reconcile may do: ownership, policy, guards. */
+/**
+ * `sync:` — what the reconcile may do: ownership, policy, guards. In the loaded config `removal_grace` is a
+ * `RemovalGrace` value and `lifecycle.end_action` is always set (its default follows `member_removal`).
+ */
 export const syncConfigSchema = z
   .strictObject({
     id: z
@@ -69,13 +95,13 @@ export const syncConfigSchema = z
       .enum(['left', 'suspended'])
       .default('left')
       .describe('How a member gone from the sources is removed: `left` (DELETE) or `suspended` (PATCH status).'),
-    delete_threshold: deleteThresholdSchema.default({ max_count: 500, max_percent: 20 }),
+    delete_threshold: deleteThresholdSchema.prefault({}),
     root_department: z
       .string()
       .min(1)
       .optional()
       .describe('Hang the source tree under this department (platform id or third_department_id) instead of the tenant root.'),
-    adopt: adoptionSchema.default({ members: [], departments: [], positions: [] }),
+    adopt: adoptionSchema.prefault({}),
     max_failures: z
       .number()
       .int()
@@ -106,20 +132,12 @@ export const syncConfigSchema = z
       .default([])
       .describe('Pending approvals to apply (issue 20): digests (`sha256:` + 12 hex) of plans a guard refused. A run whose refused plan has an approved digest applies exactly that plan if the platform and the sources still match what it was made from; each approval is used once.'),
   })
-  .default({
-    id: 'orgsync',
-    policy: 'sync',
-    member_removal: 'left',
-    delete_threshold: { max_count: 500, max_percent: 20 },
-    adopt: { members: [], departments: [], positions: [] },
-    max_failures: 100,
-    max_replan_rounds: 3,
-    max_source_shrink_percent: 10,
-    removal_grace: 0,
-    exit_code_on_quarantine: 4,
-    lifecycle: { create_days_before_start: 0 },
-    approve: [],
-  })
+  // lifecycle.end_action's default follows member_removal: decided here, once, so the loaded config always has it.
+  .transform((sync) => ({
+    ...sync,
+    lifecycle: { ...sync.lifecycle, end_action: sync.lifecycle.end_action ?? (sync.member_removal === 'suspended' ? ('suspend' as const) : ('remove' as const)) },
+  }))
+  .prefault({})
   .describe('Reconcile behaviour: ownership, policy, adoption and the delete guard.');
 
 export type SyncConfig = z.infer<typeof syncConfigSchema>;

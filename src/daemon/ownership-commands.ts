@@ -8,7 +8,6 @@
  *   metadata.managed_by is removed. Nothing on the platform is deleted, and the sync no longer patches or removes them.
  */
 import { RecordHistory } from '../mirror/record-history.js';
-import { parseDuration } from '../config/platform.js';
 import type { DesiredMember, DesiredState, EntityKind, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import { describePlatformError, isPlatformError } from '../platform/errors.js';
@@ -50,7 +49,7 @@ export async function refreshForOwnership(deps: OwnershipCommandDeps): Promise<v
       clock: deps.clock,
       logger: deps.logger,
       overlapSeconds: deps.config.state.mirror_overlap_seconds,
-      fullWalkEveryMs: parseDuration(deps.config.state.full_walk_every) ?? 24 * 3600_000,
+      fullWalkEveryMs: deps.config.state.full_walk_every,
       ...(deps.signal ? { signal: deps.signal } : {}),
     });
   } catch (err) {

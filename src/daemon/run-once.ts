@@ -3,7 +3,6 @@
  * The CLI (`plan`, `sync`) and the daemon call it; metrics and logs hang on the optional observer.
  */
 import type { Config } from '../config/schema.js';
-import { parseDuration } from '../config/platform.js';
 import type { BlockedRecord, DesiredState, EntityKind, Plan, QuarantineEntry } from '../domain/index.js';
 import { blockedRecords, ENTITY_KINDS } from '../domain/index.js';
 import { applyChanges, type ApplyCounts, type ChangeResult, type ChangeStatus, type StopReason, type WriteGate } from '../applier/index.js';
@@ -240,7 +239,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
         clock,
         logger,
         overlapSeconds: config.state.mirror_overlap_seconds,
-        fullWalkEveryMs: parseDuration(config.state.full_walk_every) ?? 24 * 3600_000,
+        fullWalkEveryMs: config.state.full_walk_every,
         full,
         ...(entities ? { entities } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),

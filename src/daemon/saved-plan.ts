@@ -7,7 +7,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { parseDuration } from '../config/platform.js';
 import type { DesiredState, EntityKind, Plan } from '../domain/index.js';
 import { blockedRecords, countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
 import { applyChanges, type ChangeResult } from '../applier/index.js';
@@ -205,7 +204,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
         clock,
         logger,
         overlapSeconds: config.state.mirror_overlap_seconds,
-        fullWalkEveryMs: parseDuration(config.state.full_walk_every) ?? 24 * 3600_000,
+        fullWalkEveryMs: config.state.full_walk_every,
         ...(entities ? { entities } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),
       });
@@ -233,6 +232,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     syncId: config.sync.id,
     policy: config.sync.policy,
     memberRemoval: config.sync.member_removal,
+    deleteThreshold: config.sync.delete_threshold,
     adopt: config.sync.adopt,
     lifecycle: lifecycleOptionsFrom(config.sync),
     now: clock.now(),

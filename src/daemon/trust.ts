@@ -7,7 +7,7 @@ import type { DesiredState } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import { MANAGED_BY_KEY } from '../planner/ownership.js';
-import { configScope, createTrustFilter, parseRemovalGrace, scopeFingerprint, sourceCounts, type PlanTrustFilter, type TrustObservation } from '../planner/trust/index.js';
+import { configScope, createTrustFilter, scopeFingerprint, sourceCounts, type PlanTrustFilter, type TrustObservation } from '../planner/trust/index.js';
 
 /** Overrides of one run (CLI flags). */
 export interface TrustRunOptions {
@@ -58,7 +58,7 @@ export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sou
           lastSnapshot: store.snapshotCounts(),
           maxShrinkPercent: config.sync.max_source_shrink_percent,
           missingBefore: store.missing(),
-          grace: parseRemovalGrace(config.sync.removal_grace),
+          grace: config.sync.removal_grace,
           ...(previous ? { previousScope: previous.scope } : {}),
           currentScope: scope,
           now,

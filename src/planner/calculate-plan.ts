@@ -44,9 +44,6 @@ import { departmentOwnership } from './ownership.js';
 import { applyLifecycle } from './lifecycle/index.js';
 import type { PlannerSnapshot, PlanOptions } from './types.js';
 
-/** The default delete threshold (README "sync:"). */
-export const DEFAULT_DELETE_THRESHOLD = { max_count: 500, max_percent: 20 } as const;
-
 /** Computes the plan of one run. */
 export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, opts: PlanOptions): Plan {
   // Values the sources gave that were dropped from kept records (an invalid phone): counted with the plan's warnings.
@@ -86,7 +83,7 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
   ];
   const owned: OwnedCounts = { positions: positions.ownedCount, departments: departments.ownedCount, members: members.ownedCount };
   const policed = applyPolicy(all, opts.policy);
-  const trusted = opts.trust?.(policed.kept, { owned, threshold: opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD, ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) });
+  const trusted = opts.trust?.(policed.kept, { owned, threshold: opts.deleteThreshold, ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) });
   const kept = trusted?.kept ?? policed.kept;
   const withheld = trusted ? [...policed.withheld, ...trusted.withheld] : policed.withheld;
   const refusal = firstRefusal({
@@ -94,7 +91,7 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
     desired,
     owned,
     kept,
-    threshold: opts.deleteThreshold ?? DEFAULT_DELETE_THRESHOLD,
+    threshold: opts.deleteThreshold,
     ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}),
     ...(opts.stateKnown !== undefined ? { stateKnown: opts.stateKnown } : {}),
     ...(trusted?.refusal ? { trustRefusal: trusted.refusal } : {}),

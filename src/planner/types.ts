@@ -39,11 +39,11 @@ export interface PlanOptions {
   policy: SyncPolicy;
   /** Milliseconds since the epoch (or a Date). */
   now: number | Date;
-  memberRemoval?: SyncConfig['member_removal'];
+  memberRemoval: SyncConfig['member_removal'];
   /** Platform id or third_department_id of the department the source tree hangs under. */
   rootDepartment?: string;
   adopt?: Partial<SyncConfig['adopt']>;
-  deleteThreshold?: SyncConfig['delete_threshold'];
+  deleteThreshold: SyncConfig['delete_threshold'];
   /** `--allow-deletes N`: permits up to N removals in this run despite the threshold. */
   allowDeletes?: number;
   /**
@@ -58,9 +58,9 @@ export interface PlanOptions {
 }
 
 /** The planner's lifecycle options from `sync:` (one named function, so every command plans the same way). */
-export function lifecycleOptionsFrom(sync: Pick<SyncConfig, 'lifecycle' | 'member_removal'>): LifecycleOptions {
+export function lifecycleOptionsFrom(sync: Pick<SyncConfig, 'lifecycle'>): LifecycleOptions {
   return {
     createDaysBeforeStart: sync.lifecycle.create_days_before_start,
-    endAction: sync.lifecycle.end_action ?? (sync.member_removal === 'suspended' ? 'suspend' : 'remove'),
+    endAction: sync.lifecycle.end_action,
   };
 }

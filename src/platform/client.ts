@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import type { PlatformConfig } from '../config/platform.js';
+import { PLATFORM_DEFAULTS, type PlatformConfig } from '../config/platform.js';
 import { formatPath } from '../config/zod-errors.js';
 import type { EntityKind, ListPage, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/entities.js';
 import { monotonicNow, systemClock, type Clock } from '../shared/clock.js';
@@ -55,15 +55,15 @@ export interface PlatformClientOptions {
    * paced at `requestsPerSecond`, all together at most `tenantRequestsPerSecond` (./key-pool.ts).
    */
   moreCredentials?: readonly string[];
-  /** Pacing rate of each credential (default 100, the platform's per-key limit). */
+  /** Pacing rate of each credential (default: platform.requests_per_second's, 100, the platform's per-key limit). */
   requestsPerSecond?: number;
   /** The share of the tenant's budget for all credentials together (default: no bound beyond the keys' own). */
   tenantRequestsPerSecond?: number;
   /** Tokens spendable at once after idling (default 1). */
   burst?: number;
-  /** Requests in flight at once (default 8). */
+  /** Requests in flight at once (default: platform.concurrency's). */
   concurrency?: number;
-  /** Per-attempt timeout in ms (default 30 s). */
+  /** Per-attempt timeout in ms (default: platform.timeout_ms's). */
   timeoutMs?: number;
   /** Retry bounds; unspecified fields keep DEFAULT_RETRY_POLICY. */
   retry?: Partial<RetryPolicy>;
@@ -120,13 +120,13 @@ export class PlatformClient implements OrgPlatformPort {
     this.basePath = url.pathname.replace(/\/+$/, '') + API_PREFIX;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-    const concurrency = options.concurrency ?? 8;
+    this.timeoutMs = options.timeoutMs ?? PLATFORM_DEFAULTS.timeout_ms;
+    const concurrency = options.concurrency ?? PLATFORM_DEFAULTS.concurrency;
     this.inflight = new Semaphore(concurrency);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.observer = options.observer ?? {};
     this.keys = new KeyPool(this.clock, [options.credential, ...(options.moreCredentials ?? [])], {
-      ratePerSecond: options.requestsPerSecond ?? 100,
+      ratePerSecond: options.requestsPerSecond ?? PLATFORM_DEFAULTS.requests_per_second,
       burst: options.burst ?? 1,
       ...(options.tenantRequestsPerSecond !== undefined ? { tenantRatePerSecond: options.tenantRequestsPerSecond } : {}),
       ...(options.bucket ? { bucket: options.bucket } : {}),

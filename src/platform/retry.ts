@@ -12,6 +12,7 @@
  * `member_exists`) and the caller (the applier) adopts the existing record instead of creating a second one.
  * PATCH and DELETE are idempotent by nature (a repeated DELETE answers 404, which the applier treats as done).
  */
+import { PLATFORM_DEFAULTS } from '../config/platform.js';
 import type { PlatformError } from './errors.js';
 
 /** Numbers of the retry policy. */
@@ -26,8 +27,8 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-/** Defaults: 6 attempts, 2 minutes, 200 ms base, 20 s cap. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, maxRetryTimeMs: 120_000, baseDelayMs: 200, maxDelayMs: 20_000 };
+/** Defaults: platform.max_attempts and platform.max_retry_time_ms as the config schema defaults them (6, 2 minutes), 200 ms base, 20 s cap. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: PLATFORM_DEFAULTS.max_attempts, maxRetryTimeMs: PLATFORM_DEFAULTS.max_retry_time_ms, baseDelayMs: 200, maxDelayMs: 20_000 };
 
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
 /** Statuses of a platform (or its gateway) that is down or restarting, rather than failing this request. */

@@ -17,6 +17,9 @@ afterEach(async () => {
   world = undefined;
 });
 
+/** The apply options the config's defaults give (platform.concurrency, sync.max_failures). */
+const APPLY = { concurrency: 8, maxFailures: 100 };
+
 function deps(w: SyncWorld) {
   return {
     client: w.client,
@@ -60,7 +63,7 @@ describe('create collisions', () => {
     world = await SyncWorld.start();
     const w = world;
     const own = await w.api('POST', '/org/departments', { name: 'Old name', third_department_id: 'eng', metadata: { managed_by: 'hr-sync' } });
-    const res = await applyChanges([createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' })], deps(w));
+    const res = await applyChanges([createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' })], deps(w), APPLY);
     expect(res.results.map((r) => [r.change.id, r.status])).toEqual([
       ['departments:create:eng', 'adopted'],
       ['departments:create:eng-be', 'applied'],
@@ -75,7 +78,7 @@ describe('create collisions', () => {
     world = await SyncWorld.start();
     const w = world;
     const foreign = await w.api('POST', '/org/departments', { name: 'Theirs', third_department_id: 'eng', metadata: { managed_by: 'other' } });
-    const res = await applyChanges([createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' }), createDept('ops', 'Ops')], deps(w));
+    const res = await applyChanges([createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' }), createDept('ops', 'Ops')], deps(w), APPLY);
     expect(res.results.map((r) => [r.change.id, r.status])).toEqual([
       ['departments:create:eng', 'conflict'],
       ['departments:create:eng-be', 'skipped'],
@@ -90,6 +93,7 @@ describe('create collisions', () => {
     await w.api('POST', '/org/departments', { name: 'Theirs', third_department_id: 'eng', metadata: { managed_by: 'other' } });
     const seen: string[] = [];
     const res = await applyChanges([createDept('ops', 'Ops'), createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' }), createDept('hr', 'HR')], deps(w), {
+      ...APPLY,
       keep: 'unsuccessful',
       onResult: (r) => seen.push(`${r.change.id} ${r.status}`),
     });
@@ -108,7 +112,7 @@ describe('create collisions', () => {
     const hand = await w.api('POST', '/org/members', { display_name: 'Ann', email: 'ann@acme.test' });
     const body = { display_name: 'Ann Lee', email: 'ann@acme.test', third_user_id: 'u1' };
     const c: Change = { id: 'members:create:u1', entity: 'members', op: 'create', thirdId: 'u1', description: 'create Ann', reason: 'test', fields: body, request: { method: 'POST', path: '/org/members', body }, dependsOn: [] };
-    const res = await applyChanges([c], deps(w));
+    const res = await applyChanges([c], deps(w), APPLY);
     expect(res.results[0]).toMatchObject({ status: 'adopted', platformId: hand.account_id });
     expect(await w.api('GET', `/org/members/${hand.account_id}`)).toMatchObject({ display_name: 'Ann Lee', third_user_id: 'u1' });
     expect(w.ownership.ownedMembers()).toEqual(new Map([['u1', hand.account_id]]));
@@ -116,7 +120,7 @@ describe('create collisions', () => {
     const c2: Change = { ...c, id: 'members:create:u2', thirdId: 'u2', fields: other, request: { method: 'POST', path: '/org/members', body: other } };
     const w2 = await SyncWorld.start('id: hr-sync');
     try {
-      const r2 = await applyChanges([c2], deps(w2));
+      const r2 = await applyChanges([c2], deps(w2), APPLY);
       expect(r2.results[0]!.status).toBe('conflict');
       expect(r2.results[0]!.message).toMatch(/already in the tenant and not owned/);
     } finally {
@@ -183,7 +187,7 @@ describe('the dry-run seam', () => {
     const w = world;
     const before = w.mirror.counts();
     await w.resetCounts();
-    const res = await applyChanges([createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' })], deps(w), { dryRun: true });
+    const res = await applyChanges([createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' })], deps(w), { ...APPLY, dryRun: true });
     expect(res.byStatus.applied).toBe(2);
     expect(await w.writeCalls()).toBe(0);
     expect(w.mirror.counts()).toEqual(before);

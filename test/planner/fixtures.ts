@@ -53,4 +53,4 @@ export function snapshot(p: Partial<PlannerSnapshot> = {}): PlannerSnapshot {
   return { departments: [ROOT], positions: [], members: [], ownedMembers: new Map(), ...p };
 }
 
-export const OPTS = { syncId: 'hr', policy: 'sync' as const, now: Date.UTC(2026, 10, 22), deleteThreshold: { max_count: 500, max_percent: 100 } };
+export const OPTS = { syncId: 'hr', policy: 'sync' as const, memberRemoval: 'left' as const, now: Date.UTC(2026, 10, 22), deleteThreshold: { max_count: 500, max_percent: 100 } };

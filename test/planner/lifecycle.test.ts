@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syncConfigSchema } from '../../src/config/sync.js';
 import { lifecycleLine } from '../../src/daemon/explain.js';
 import { metricsRunObserver } from '../../src/daemon/daemon.js';
 import type { DesiredMember } from '../../src/domain/index.js';
@@ -79,7 +80,7 @@ function hire(p: Partial<DesiredMember> = {}): DesiredMember {
 
 describe('lifecycle rules with an injected clock', () => {
   const lifecycle = (days: number, end_action?: 'remove' | 'suspend', member_removal: 'left' | 'suspended' = 'left') =>
-    lifecycleOptionsFrom({ lifecycle: { create_days_before_start: days, ...(end_action ? { end_action } : {}) }, member_removal });
+    lifecycleOptionsFrom(syncConfigSchema.parse({ lifecycle: { create_days_before_start: days, ...(end_action ? { end_action } : {}) }, member_removal }));
 
   it('a future hire is scheduled until exactly N days before the start, then created', async () => {
     const clock = new ManualClock(Date.UTC(2026, 1, 1));

@@ -133,7 +133,7 @@ describe.skipIf(!run)('LDAP profiles: account expiry as end_date on a real slapd
       calculatePlan(desiredState({ members: state.members, provided: { departments: false, positions: false, members: true } }), snapshot({ members: live, ownedMembers: owned }), {
         ...OPTS,
         now: clock.now(),
-        lifecycle: lifecycleOptionsFrom({ lifecycle: { create_days_before_start: 0 }, member_removal: 'left' }),
+        lifecycle: lifecycleOptionsFrom({ lifecycle: { create_days_before_start: 0, end_action: 'remove' } }),
       });
     expect(plan().changes).toEqual([]);
     await clock.advance(1);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import type { Change } from '../../src/domain/index.js';
-import { configScope, createTrustFilter, describeScopeChange, findSourceShrink, parseRemovalGrace, scopeFingerprint } from '../../src/planner/trust/index.js';
+import { configScope, createTrustFilter, describeScopeChange, findSourceShrink, scopeFingerprint } from '../../src/planner/trust/index.js';
 import { org } from '../e2e/harness.js';
 
 const cfg = (sync: string, sources = ''): ReturnType<typeof parseConfig> =>
@@ -30,14 +30,14 @@ const removal = (entity: Change['entity'], thirdId: string, dependsOn: string[] 
 
 describe('config keys', () => {
   it('sync.removal_grace accepts 0, "0", durations and { runs: N }; defaults are 0 and 10%', () => {
-    expect(cfg('id: a').sync.removal_grace).toBe(0);
+    expect(cfg('id: a').sync.removal_grace).toEqual({ kind: 'none' });
     expect(cfg('id: a').sync.max_source_shrink_percent).toBe(10);
-    expect(parseRemovalGrace(cfg('removal_grace: 0').sync.removal_grace)).toEqual({ kind: 'none' });
-    expect(parseRemovalGrace(cfg('removal_grace: "0"').sync.removal_grace)).toEqual({ kind: 'none' });
-    expect(parseRemovalGrace(cfg('removal_grace: 30m').sync.removal_grace)).toEqual({ kind: 'duration', ms: 1_800_000, text: '30m' });
-    expect(parseRemovalGrace(cfg('removal_grace: 72h').sync.removal_grace)).toMatchObject({ ms: 72 * 3_600_000 });
-    expect(parseRemovalGrace(cfg('removal_grace: 7d').sync.removal_grace)).toMatchObject({ ms: 7 * 86_400_000 });
-    expect(parseRemovalGrace(cfg('removal_grace: { runs: 3 }').sync.removal_grace)).toEqual({ kind: 'runs', runs: 3 });
+    expect(cfg('removal_grace: 0').sync.removal_grace).toEqual({ kind: 'none' });
+    expect(cfg('removal_grace: "0"').sync.removal_grace).toEqual({ kind: 'none' });
+    expect(cfg('removal_grace: 30m').sync.removal_grace).toEqual({ kind: 'duration', ms: 1_800_000, text: '30m' });
+    expect(cfg('removal_grace: 72h').sync.removal_grace).toMatchObject({ ms: 72 * 3_600_000 });
+    expect(cfg('removal_grace: 7d').sync.removal_grace).toMatchObject({ ms: 7 * 86_400_000 });
+    expect(cfg('removal_grace: { runs: 3 }').sync.removal_grace).toEqual({ kind: 'runs', runs: 3 });
     expect(() => cfg('removal_grace: 7x')).toThrow(/removal_grace/);
     expect(() => cfg('removal_grace: { runs: 0 }')).toThrow(/removal_grace/);
     expect(() => cfg('max_source_shrink_percent: 120')).toThrow(/max_source_shrink_percent/);

@@ -2,7 +2,6 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
-import { parseDuration } from '../../config/platform.js';
 import type { Config } from '../../config/schema.js';
 import { parseSavedPlan } from '../../daemon/saved-plan.js';
 import { ApprovalStore, type ApprovalRecord } from '../../mirror/approvals.js';
@@ -36,7 +35,7 @@ export function approvalJson(a: ApprovalRecord): Record<string, unknown> {
 
 function withStore<T>(config: Config, fn: (store: ApprovalStore, db: ReturnType<typeof openStateDb>, dbPath: string) => T): T {
   const dbPath = resolveConfigPath(config, config.state.path);
-  const db = openStateDb(dbPath, { busyTimeoutMs: parseDuration(config.state.busy_timeout)! });
+  const db = openStateDb(dbPath, { busyTimeoutMs: config.state.busy_timeout });
   try {
     return fn(new ApprovalStore(db, config.sync.id), db, dbPath);
   } finally {
@@ -133,11 +132,11 @@ Exit codes: 0 approved, 1 no such approval, it was used or superseded already, o
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
           const message = withStore(config, (store, db, dbPath) => {
-            const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(systemClock), ttlMs: parseDuration(config.state.lease_ttl)! });
+            const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(systemClock), ttlMs: config.state.lease_ttl });
             try {
               lease.acquire();
             } catch (err) {
-              throw explainStateDbError(err, dbPath, { doing: 'cannot take the state DB lease to approve', busyTimeoutMs: parseDuration(config.state.busy_timeout)! });
+              throw explainStateDbError(err, dbPath, { doing: 'cannot take the state DB lease to approve', busyTimeoutMs: config.state.busy_timeout });
             }
             try {
               const a = find(store, digest);

@@ -30,7 +30,6 @@ import { OwnershipStore } from '../../mirror/ownership.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { createRunTrust } from '../../daemon/trust.js';
 import { leaseGate } from '../../daemon/fencing.js';
-import { parseDuration } from '../../config/platform.js';
 import { RunHistory } from '../../mirror/runs.js';
 import { PhoneCacheStore } from '../../mirror/phone-cache.js';
 import { readWithPhoneCache } from '../../daemon/phone-cache.js';
@@ -120,12 +119,12 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     ...(options.terminal ? { terminal: options.terminal } : {}),
   });
   const dbPath = resolveConfigPath(config, config.state.path);
-  const busyTimeoutMs = parseDuration(config.state.busy_timeout)!;
-  const shutdownTimeoutMs = parseDuration(config.shutdown_timeout)!;
+  const busyTimeoutMs = config.state.busy_timeout;
+  const shutdownTimeoutMs = config.shutdown_timeout;
   const readOnly = options.readOnly === true;
   const snapshot = readOnly ? openStateSnapshot(dbPath, { now: steadyWallClock(clock), busyTimeoutMs }) : undefined;
   const db = snapshot?.db ?? openStateDb(dbPath, { busyTimeoutMs });
-  const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(clock), ttlMs: parseDuration(config.state.lease_ttl)! });
+  const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(clock), ttlMs: config.state.lease_ttl });
   const onLeaseLost = (): void => {
     const holder = lease.current();
     logger.error({ state_db: dbPath, holder: holder?.holder ?? null }, 'lost the state DB lease: no further write starts');
@@ -315,7 +314,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
       shutdownSignal: ctx.shutdownSignal,
       stateOpen: () => env.db.open,
       info: { syncId: config.sync.id, version: VERSION, schedule: config.schedule, timezone: config.timezone },
-      shutdownGraceMs: overrides.shutdownGraceMs ?? parseDuration(config.shutdown_timeout)!,
+      shutdownGraceMs: overrides.shutdownGraceMs ?? config.shutdown_timeout,
       ...(overrides.onListening ? { onListening: overrides.onListening } : {}),
       latestPlan: () => {
         const latest = env.latestPlan();

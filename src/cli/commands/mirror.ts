@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
-import { parseDuration } from '../../config/platform.js';
 import { refreshMirror, type RefreshMirrorResult } from '../../daemon/refresh-mirror.js';
 import { openStateDb } from '../../mirror/db.js';
 import { Mirror, type EntitySyncState, type StatusCount } from '../../mirror/mirror.js';
@@ -45,7 +44,7 @@ Examples:
           const cfg = loadConfig(opts.config, ctx.env);
           const path = resolveConfigPath(cfg, cfg.state.path);
           // A snapshot, no lease: status runs beside a daemon or a sync and never writes the state DB.
-          const { db, holder } = openStateSnapshot(path, { busyTimeoutMs: parseDuration(cfg.state.busy_timeout)! });
+          const { db, holder } = openStateSnapshot(path, { busyTimeoutMs: cfg.state.busy_timeout });
           if (holder) ctx.stderr.write(withoutLeaseNote('mirror status', path, holder));
           try {
             const m = new Mirror(db);
@@ -103,7 +102,7 @@ async function runRefresh(cfg: Config, ctx: CliContext, full: boolean): Promise<
       clock: systemClock,
       logger,
       overlapSeconds: cfg.state.mirror_overlap_seconds,
-      fullWalkEveryMs: parseDuration(cfg.state.full_walk_every)!,
+      fullWalkEveryMs: cfg.state.full_walk_every,
       full,
       signal: ctx.shutdownSignal,
     });

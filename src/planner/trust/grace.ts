@@ -3,21 +3,11 @@
  * many consecutive runs) and removed only once `sync.removal_grace` has passed. Pure: the missing set and the time
  * come in as arguments.
  */
-import { parseDuration } from '../../config/platform.js';
-import type { SyncConfig } from '../../config/sync.js';
+import type { RemovalGrace } from '../../config/sync.js';
 import type { Change, EntityKind } from '../../domain/index.js';
 
-/** `sync.removal_grace`, parsed. */
-export type RemovalGrace = { kind: 'none' } | { kind: 'duration'; ms: number; text: string } | { kind: 'runs'; runs: number };
-
-/** Parses the config value (`0`, `"0"`, `"72h"`, `{ runs: 3 }`). */
-export function parseRemovalGrace(value: SyncConfig['removal_grace'] | undefined): RemovalGrace {
-  if (value === undefined || value === 0) return { kind: 'none' };
-  if (typeof value === 'object') return value.runs <= 1 ? { kind: 'none' } : { kind: 'runs', runs: value.runs };
-  if (value.trim() === '0') return { kind: 'none' };
-  const ms = parseDuration(value);
-  return ms === undefined ? { kind: 'none' } : { kind: 'duration', ms, text: value.trim() };
-}
+/** `sync.removal_grace`, parsed by the config schema. */
+export type { RemovalGrace };
 
 /** A record missing from the sources as remembered before this run. */
 export interface MissingBefore {
