@@ -355,12 +355,13 @@ export class SourceCollector {
     const text = this.text(m, field, lookup);
     if (text === '') return;
     const r = parseHrDate(text, this.opts.timezone ?? 'UTC');
+    if ('none' in r) return;
     if ('problem' in r) throw new Reject({ reason: 'invalid_date', message: `${field}: ${r.problem}` });
     if (field === 'start_date') {
-      rec.start_date = text;
+      rec.start_date = r.text;
       rec.start_at = r.ms;
     } else {
-      rec.end_date = text;
+      rec.end_date = r.text;
       rec.end_at = r.ms;
     }
   }
