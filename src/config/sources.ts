@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parsePath, PathSyntaxError } from '../shared/field-path.js';
-import { PRESET_NAMES, PRESETS } from './presets/index.js';
+import { PRESET_NAMES, PRESETS, type Preset } from './presets/index.js';
 
 /**
  * `sources:` — where HR truth comes from. One entry per source, a discriminated union on `type`
@@ -62,10 +62,10 @@ export const memberFieldsSchema = z
     status: fieldSpecSchema.optional().describe('The status value, translated by status_map; when unmapped every member is active.'),
     start_date: fieldSpecSchema
       .optional()
-      .describe('The first working day: an ISO date (2026-03-01) or date-time, read in timezone: when it has no offset. With sync.lifecycle, a member is created create_days_before_start days before it.'),
+      .describe('The first working day: an ISO date (2026-03-01) or date-time, or OData v2 /Date(ms)/, read in timezone: when it has no offset; empty and 0000-00-00 are no date. With sync.lifecycle, a member is created create_days_before_start days before it.'),
     end_date: fieldSpecSchema
       .optional()
-      .describe('The last day: an ISO date or date-time, read in timezone:. From the start of that day (midnight in timezone:) or that instant the member is removed or suspended (sync.lifecycle.end_action), even while the export still says active.'),
+      .describe('The last day: an ISO date or date-time, or OData v2 /Date(ms)/, read in timezone:; empty and 0000-00-00 are no date. From the start of that day (midnight in timezone:) or that instant the member is removed or suspended (sync.lifecycle.end_action), even while the export still says active.'),
   })
   .describe('How member fields are read.');
 
@@ -274,6 +274,27 @@ const hrisFieldPaths = (fields: Record<string, unknown>, ctx: z.RefinementCtx) =
   }
 };
 
+/** `members.require_status` of an hris-json source. */
+const requireStatusSchema = z
+  .union([z.boolean(), z.string().min(1)])
+  .optional()
+  .describe('A member record without a status value is quarantined (missing_status) instead of taken as active; a text says what to grant so the source sends the field (the presets set it). false: a missing status means active.');
+
+/** `preset_options`: the choices a preset leaves open. */
+const presetOptionsSchema = z
+  .strictObject({
+    endpoint: z
+      .enum(['report', 'directory'])
+      .optional()
+      .describe('bamboohr: report (a custom report with status and dates, the default) or directory (the employee directory: current employees only, no status, no dates).'),
+    archived: z
+      .enum(['active', 'suspended', 'left'])
+      .optional()
+      .describe('google-workspace: what a user with archived: true becomes (default suspended).'),
+  })
+  .optional()
+  .describe('Options of the preset (each preset\'s page lists the ones it takes).');
+
 const oneOfUrlFile = (v: { url?: string | undefined; file?: string | undefined }) => (v.url === undefined) !== (v.file === undefined);
 const urlFileMessage = { message: 'give either url or file' };
 
@@ -313,11 +334,19 @@ export const hrisJsonSourceSchema = z
     max_pages: z.number().int().min(1).default(10_000).describe('A walk with more pages than this fails (a pagination loop).'),
     departments: withPaths(z.strictObject({ ...hrisEntity, fields: departmentFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
     positions: withPaths(z.strictObject({ ...hrisEntity, fields: positionFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
-    members: withPaths(z.strictObject({ ...hrisEntity, ...memberOptions, fields: memberFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
+    members: withPaths(z.strictObject({ ...hrisEntity, ...memberOptions, require_status: requireStatusSchema, fields: memberFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
+    preset_options: presetOptionsSchema,
   })
   .superRefine((v, ctx) => {
     if (v.preset !== undefined && v.base_url === undefined && !('defaultBaseUrl' in PRESETS[v.preset])) {
       ctx.addIssue({ code: 'custom', message: `preset ${v.preset} needs base_url (where this tenant's API lives)`, path: ['base_url'] });
+    }
+    for (const key of Object.keys(v.preset_options ?? {})) {
+      const takes: readonly string[] = v.preset === undefined ? [] : ((PRESETS[v.preset] as Preset).options ?? []);
+      if (!takes.includes(key)) {
+        const which = v.preset === undefined ? 'a source without a preset takes none' : takes.length ? `preset ${v.preset} takes ${takes.join(', ')}` : `preset ${v.preset} takes none`;
+        ctx.addIssue({ code: 'custom', message: `preset_options.${key}: ${which}`, path: ['preset_options', key] });
+      }
     }
   })
   .describe('An HRIS JSON API (or JSON files): fields mapped by field paths, or a vendor preset.');

@@ -4,6 +4,7 @@
  */
 import type { FieldSpec } from '../config/sources.js';
 import { cachedPath, WrongType } from '../shared/field-path.js';
+import { checkText, MAX_NAME_LENGTH, normaliseEmail, type Problem } from './normalise.js';
 
 /** Looks a name (column, attribute, dotted path) up in one raw record; undefined when absent. */
 export type Lookup = (name: string) => unknown;
@@ -114,4 +115,43 @@ export function jsonLookup(record: unknown): Lookup {
     if (v !== null && typeof v === 'object' && !(v instanceof WrongType)) return new WrongType(name, Array.isArray(v) ? 'an array' : 'an object', 'a string, number or boolean');
     return v;
   };
+}
+
+/** One reader per alternative of a field spec (a single spec is one alternative). */
+export function alternativesOf(spec: FieldSpec | undefined): FieldReader[] {
+  return spec === undefined ? [] : (Array.isArray(spec) ? spec : [spec]).map((f) => compileField(f));
+}
+
+/**
+ * A member's e-mail from the alternatives of its `email` field. The first alternative that gives a value is the
+ * e-mail, and an invalid one is the record's problem (invalid_email); an alternative after the first is a fallback
+ * (SCIM's `userName`, Graph's `userPrincipalName`), taken only when its value is an address and passed over when it
+ * is not. Undefined: no alternative gave an address.
+ */
+export function readEmail(alternatives: FieldReader[], lookup: Lookup): { value: string } | Problem | undefined {
+  for (let i = 0; i < alternatives.length; i++) {
+    const t = alternatives[i]!.text(lookup);
+    if (typeof t !== 'string') return { reason: t.reason ?? 'invalid_value', message: `email: ${t.problem}` };
+    const raw = t.trim();
+    if (raw === '') continue;
+    const fallback = i > 0;
+    const bad = checkText('email', raw, MAX_NAME_LENGTH);
+    if (bad) {
+      if (fallback) continue;
+      return bad;
+    }
+    const r = normaliseEmail(raw);
+    if ('reason' in r && fallback) continue;
+    return r;
+  }
+  return undefined;
+}
+
+/**
+ * The message of `missing_status`: a source whose status field is required (`members.require_status`) sent a
+ * record without it. `hint` is the preset's word on what to grant so the source sends the field.
+ */
+export function missingStatus(names: string[], hint: true | string): string {
+  const what = typeof hint === 'string' ? hint : 'map status to a field the source always sends, or set members.require_status: false';
+  return `status: the record has no ${names.join(' / ')}; a record without a status is never taken as active: ${what}`;
 }

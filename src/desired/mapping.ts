@@ -6,12 +6,12 @@
 import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig } from './types.js';
 import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, SourceWarning } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
-import { compileField, type FieldReader, type Lookup } from './fields.js';
+import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup } from './fields.js';
 import { SeenKeys } from './duplicates.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
-import { checkText, mapStatus, MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH, normaliseEmail, normalisePhone, parseSortOrder, type Problem } from './normalise.js';
+import { checkText, mapStatus, MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH, normalisePhone, parseSortOrder, type Problem } from './normalise.js';
 
 /** A member before the merge: status is undefined when the source does not say (the merge defaults it to active). */
 export type SourceMember = Omit<DesiredMember, 'status'> & { status?: DesiredMemberStatus };
@@ -52,7 +52,7 @@ export interface SourceMappingOptions {
   authoritativeFields?: string[];
   departments?: ({ fields: Partial<DepartmentFieldsConfig> } & ScopeConfig) | undefined;
   positions?: ({ fields: PositionFieldsConfig } & ScopeConfig) | undefined;
-  members?: ({ fields: Partial<MemberFieldsConfig>; status_map?: Record<string, DesiredMemberStatus> | undefined; path_separator?: string } & ScopeConfig) | undefined;
+  members?: ({ fields: Partial<MemberFieldsConfig>; status_map?: Record<string, DesiredMemberStatus> | undefined; path_separator?: string; require_status?: boolean | string | undefined } & ScopeConfig) | undefined;
 }
 
 /** Values a connector works out itself (LDAP: parent and department from the DN, disabled flags). */
@@ -104,6 +104,8 @@ export class SourceCollector {
   private readonly warnings: SourceWarning[] = [];
   /** One reader per alternative of the phone field: the first VALID value wins, not the first non-empty one. */
   private readonly phoneReaders: FieldReader[];
+  /** The alternatives of the e-mail field: the first is the e-mail, later ones fallbacks (fields.ts readEmail). */
+  private readonly emailReaders: FieldReader[];
   private readonly provided: Record<EntityKind, boolean> = { departments: false, positions: false, members: false };
   private readonly statusMap: Record<string, DesiredMemberStatus> | undefined;
   private readonly separator: string;
@@ -117,6 +119,7 @@ export class SourceCollector {
     this.mem = compileAll(opts.members?.fields);
     const phoneSpec = opts.members?.fields.phone;
     this.phoneReaders = phoneSpec === undefined ? [] : (Array.isArray(phoneSpec) ? phoneSpec : [phoneSpec]).map((f) => compileField(f));
+    this.emailReaders = alternativesOf(opts.members?.fields.email);
     this.scopes = { departments: compileScope(opts.departments), positions: compileScope(opts.positions), members: compileScope(opts.members) };
     this.statusMap = opts.members?.status_map;
     this.separator = opts.members?.path_separator ?? '/';
@@ -265,13 +268,9 @@ export class SourceCollector {
       const source_id = this.id(m, lookup);
       const display_name = this.name(m, 'display_name', lookup);
       // The values first (checked in this order, so the first problem found is the one reported), the record after.
-      const emailRaw = this.optional(m, 'email', lookup);
-      let email: string | undefined;
-      if (emailRaw !== '') {
-        const r = normaliseEmail(emailRaw);
-        if ('reason' in r) throw new Reject(r);
-        email = r.value;
-      }
+      const emailRead = readEmail(this.emailReaders, lookup);
+      if (emailRead !== undefined && 'reason' in emailRead) throw new Reject(emailRead);
+      const email = emailRead?.value;
       const phoneResult = this.phone(lookup);
       let phone: string | undefined;
       if (typeof phoneResult === 'string') phone = phoneResult;
@@ -283,6 +282,7 @@ export class SourceCollector {
       const titleText = this.optional(m, 'title', lookup);
       if (department === '' && m.department && overrides.department_source_id === undefined) department = this.optional(m, 'department', lookup, MAX_ID_LENGTH);
       const statusText = m.status ? this.text(m, 'status', lookup) : '';
+      if (statusText === '' && m.status && this.opts.members?.require_status) reject('missing_status', missingStatus(m.status.names, this.opts.members.require_status));
       let status: DesiredMemberStatus | undefined;
       // An empty status says nothing (another source, or the default active, decides) unless status_map maps "".
       if (m.status && (statusText !== '' || this.statusMap?.[''] !== undefined)) {
@@ -355,12 +355,13 @@ export class SourceCollector {
     const text = this.text(m, field, lookup);
     if (text === '') return;
     const r = parseHrDate(text, this.opts.timezone ?? 'UTC');
+    if ('none' in r) return;
     if ('problem' in r) throw new Reject({ reason: 'invalid_date', message: `${field}: ${r.problem}` });
     if (field === 'start_date') {
-      rec.start_date = text;
+      rec.start_date = r.text;
       rec.start_at = r.ms;
     } else {
-      rec.end_date = text;
+      rec.end_date = r.text;
       rec.end_at = r.ms;
     }
   }

@@ -54,7 +54,7 @@ describe('dates from the sources', () => {
     expect(new Date(by.T1!.start_at!).toISOString()).toBe('2026-03-01T08:00:00.000Z');
     expect(by.N1!.start_at).toBeUndefined();
     expect(state.quarantine.map((q) => [q.source_id, q.reason, q.message])).toEqual([
-      ['B1', 'invalid_date', 'start_date: "01/03/2026" is not an ISO date (2026-03-01) or date-time (2026-03-01T09:00:00, with or without an offset)'],
+      ['B1', 'invalid_date', 'start_date: expected a date like 2026-11-27, got "dd/dd/dddd"'],
     ]);
     const utc = await read('UTC');
     expect(new Date(utc.members.find((m) => m.source_id === 'H1')!.start_at!).toISOString()).toBe('2026-03-01T00:00:00.000Z');
@@ -63,12 +63,12 @@ describe('dates from the sources', () => {
   it('handles daylight saving time and impossible dates', () => {
     const p = (t: string, tz = 'America/New_York') => {
       const r = parseHrDate(t, tz);
-      return 'ms' in r ? new Date(r.ms).toISOString() : r.problem;
+      return 'ms' in r ? new Date(r.ms).toISOString() : 'problem' in r ? r.problem : 'none';
     };
     expect(p('2026-07-01')).toBe('2026-07-01T04:00:00.000Z');
     expect(p('2026-01-01')).toBe('2026-01-01T05:00:00.000Z');
     expect(p('2026-03-08T12:00')).toBe('2026-03-08T16:00:00.000Z');
-    expect(p('2026-02-30')).toBe('"2026-02-30" is not a valid date');
+    expect(p('2026-02-30')).toBe('"dddd-dd-dd" is not a calendar date (a month, day or time out of range)');
     expect(p('2026-01-01T10:00:00Z')).toBe('2026-01-01T10:00:00.000Z');
     expect(p('2026-01-01 10:00:00-0230')).toBe('2026-01-01T12:30:00.000Z');
   });

@@ -148,6 +148,7 @@ const CASES: Case[] = [
     source: (base) => `  - name: bamboo
     preset: bamboohr
     base_url: ${base}/api/gateway.php/acme
+    preset_options: { endpoint: directory }   # the fallback: the employee directory
     phone_region: US
     auth: { type: basic, username: "\${BAMBOO_KEY}", password: x }
 `,

@@ -8,14 +8,24 @@
 
 type Fragment = Record<string, unknown>;
 
+/** The `preset_options` of a source (each preset takes the ones it names in `options`). */
+export interface PresetOptions {
+  /** bamboohr: `report` (a custom report, the default) or `directory` (the employee directory: a fallback). */
+  endpoint?: 'report' | 'directory' | undefined;
+  /** google-workspace: what an archived user (`archived: true`) becomes; default suspended. */
+  archived?: 'active' | 'suspended' | 'left' | undefined;
+}
+
 /** One preset. */
 export interface Preset {
   /** The vendor documentation the fragment follows. */
   docs: string[];
   /** The API host when the vendor has one for every tenant. */
   defaultBaseUrl?: string;
+  /** The `preset_options` keys this preset takes. */
+  options?: (keyof PresetOptions)[];
   /** The fragment, for a base URL without a trailing slash. */
-  fragment(base: string): Fragment;
+  fragment(base: string, options: PresetOptions): Fragment;
 }
 
 const SCIM_ENTERPRISE = '"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"';
@@ -30,7 +40,8 @@ export const PRESETS = {
       // $count=true (an advanced query, which needs ConsistencyLevel: eventual) makes Graph state @odata.count.
       headers: { ConsistencyLevel: 'eventual' },
       members: {
-        url: `${base}/v1.0/users?$select=id,displayName,mail,userPrincipalName,mobilePhone,businessPhones,jobTitle,department,accountEnabled,userType&$top=999&$count=true`,
+        // Graph returns only the properties $select names: the dates are asked for by name.
+        url: `${base}/v1.0/users?$select=id,displayName,mail,userPrincipalName,mobilePhone,businessPhones,jobTitle,department,accountEnabled,userType,employeeHireDate,employeeLeaveDateTime&$top=999&$count=true`,
         pagination: { type: 'odata' },
         fields: {
           id: 'id',
@@ -40,8 +51,11 @@ export const PRESETS = {
           title: 'jobTitle',
           department_path: 'department',
           status: 'accountEnabled',
+          start_date: 'employeeHireDate',
+          end_date: 'employeeLeaveDateTime',
         },
         status_map: { true: 'active', false: 'suspended' },
+        require_status: 'keep accountEnabled in the $select of members.url (the app registration needs User.Read.All)',
         exclude: [{ field: 'userType', values: ['Guest'] }],
       },
     }),
@@ -57,20 +71,23 @@ export const PRESETS = {
         fields: {
           id: 'id',
           display_name: ['displayName', '{name.givenName} {name.familyName}', 'userName'],
-          email: ['emails[primary=true].value', 'emails[type=work].value', 'emails[0].value'],
+          // userName is a fallback, taken only when it is an address (identity products that send emails without a value).
+          email: ['emails[primary=true].value', 'emails[type=work].value', 'emails[0].value', 'userName'],
           phone: ['phoneNumbers[type=mobile].value', 'phoneNumbers[type=work].value', 'phoneNumbers[0].value'],
           title: 'title',
           department_path: `${SCIM_ENTERPRISE}.department`,
           status: 'active',
         },
         status_map: { true: 'active', false: 'suspended' },
+        require_status: 'the SCIM server must send the active attribute (RFC 7643 4.1.1); if yours leaves it out of active users, set members.require_status: false',
       },
     }),
   },
   'google-workspace': {
     docs: ['https://developers.google.com/admin-sdk/directory/reference/rest/v1/users/list', 'https://developers.google.com/admin-sdk/directory/reference/rest/v1/users', 'https://developers.google.com/identity/protocols/oauth2/service-account'],
     defaultBaseUrl: 'https://admin.googleapis.com',
-    fragment: (base) => ({
+    options: ['archived'],
+    fragment: (base, o) => ({
       type: 'hris-json',
       members: {
         url: `${base}/admin/directory/v1/users?customer=my_customer&maxResults=500&projection=basic&viewType=admin_view`,
@@ -83,30 +100,22 @@ export const PRESETS = {
           phone: ['phones[type=mobile].value', 'phones[type=work].value', 'phones[primary=true].value'],
           title: ['organizations[primary=true].title', 'organizations[0].title'],
           department_path: 'orgUnitPath',
-          status: 'suspended',
+          // suspended and archived together: an archived user (the licence many companies give leavers) is not active.
+          status: '{suspended}/{archived}',
         },
-        status_map: { true: 'suspended', false: 'active' },
+        status_map: googleStatusMap(o.archived ?? 'suspended'),
+        require_status: 'the admin the service account acts as (subject) must be allowed to read users with viewType=admin_view',
         path_separator: '/',
       },
     }),
   },
   bamboohr: {
-    docs: ['https://documentation.bamboohr.com/reference/get-employees-directory-1', 'https://documentation.bamboohr.com/docs/getting-started'],
-    fragment: (base) => ({
+    docs: ['https://documentation.bamboohr.com/reference/request-custom-report-1', 'https://documentation.bamboohr.com/reference/get-employees-directory-1', 'https://documentation.bamboohr.com/docs/getting-started'],
+    options: ['endpoint'],
+    fragment: (base, o) => ({
       type: 'hris-json',
       headers: { Accept: 'application/json' },
-      members: {
-        url: `${base}/v1/employees/directory`,
-        items_path: 'employees',
-        fields: {
-          id: 'id',
-          display_name: ['{firstName} {lastName}', 'displayName'],
-          email: 'workEmail',
-          phone: ['mobilePhone', 'workPhone'],
-          title: 'jobTitle',
-          department_path: 'department',
-        },
-      },
+      members: o.endpoint === 'directory' ? bambooDirectory(base) : bambooReport(base),
     }),
   },
   personio: {
@@ -126,8 +135,12 @@ export const PRESETS = {
           title: 'attributes.position.value',
           department_path: 'attributes.department.value.attributes.name',
           status: 'attributes.status.value',
+          start_date: 'attributes.hire_date.value',
+          end_date: 'attributes.termination_date.value',
         },
+        // onboarding: hired, not started; with a hire date ahead the dated lifecycle schedules them.
         status_map: { active: 'active', onboarding: 'active', leave: 'suspended', inactive: 'left' },
+        require_status: 'the API credentials need the attribute status among their readable attributes (Settings > Integrations > API credentials)',
       },
     }),
   },
@@ -139,25 +152,30 @@ export const PRESETS = {
       headers: { Accept: 'application/json' },
       members: {
         // POST /v1/people/search returns every matching employee in one response (no pagination); showInactive brings
-        // leavers so they are seen leaving; humanReadable: REPLACE gives list values (department, title) as names.
+        // leavers so they are seen leaving; humanReadable: APPEND keeps the machine values (dates as 2026-03-01) and
+        // adds the names of list values (department, title) under humanReadable. Records come nested
+        // ({"work": {"title": ...}}) or with flat path keys ({"/work/title": {"value": ...}}): both are read.
         url: `${base}/v1/people/search`,
         method: 'POST',
         body: {
-          fields: ['root.id', 'root.displayName', 'root.firstName', 'root.surname', 'root.email', 'work.title', 'work.department', 'work.mobilePhone', 'internal.status'],
+          fields: ['root.id', 'root.displayName', 'root.firstName', 'root.surname', 'root.email', 'work.title', 'work.department', 'work.mobilePhone', 'work.startDate', 'internal.status', 'internal.terminationDate'],
           showInactive: true,
-          humanReadable: 'REPLACE',
+          humanReadable: 'APPEND',
         },
         items_path: 'employees',
         fields: {
-          id: 'id',
-          display_name: ['displayName', '{firstName} {surname}'],
-          email: 'email',
-          phone: 'work.mobilePhone',
-          title: 'work.title',
-          department_path: 'work.department',
-          status: 'internal.status',
+          id: ['id', '"/root/id".value'],
+          display_name: ['displayName', '"/root/displayName".value', '{firstName} {surname}', '{"/root/firstName".value} {"/root/surname".value}'],
+          email: ['email', '"/root/email".value'],
+          phone: ['work.mobilePhone', '"/work/mobilePhone".value'],
+          title: ['humanReadable.work.title', '"/work/title".humanReadable', 'work.title', '"/work/title".value'],
+          department_path: ['humanReadable.work.department', '"/work/department".humanReadable', 'work.department', '"/work/department".value'],
+          status: ['internal.status', '"/internal/status".value'],
+          start_date: ['work.startDate', '"/work/startDate".value'],
+          end_date: ['internal.terminationDate', '"/internal/terminationDate".value'],
         },
         status_map: { Active: 'active', Inactive: 'left' },
+        require_status: 'the service user needs read access to internal.status (its permission group in Bob: People\'s data, Internal, Status)',
       },
     }),
   },
@@ -169,16 +187,20 @@ export const PRESETS = {
       members: {
         url: `${base}${base.includes('?') ? '&' : '?'}format=json`,
         items_path: 'Report_Entry',
+        // Column names are the report author's: each field lists the names published reports use, first non-empty wins.
         fields: {
-          id: 'Employee_ID',
-          display_name: ['Preferred_Name', 'Legal_Name', '{First_Name} {Last_Name}'],
-          email: ['Email_Address', 'Primary_Work_Email'],
-          phone: ['Mobile_Phone', 'Primary_Work_Phone'],
+          id: ['Employee_ID', 'Worker_ID', 'Employee_Id'],
+          display_name: ['Preferred_Name', 'Full_Name', 'Legal_Name', 'Worker', '{First_Name} {Last_Name}'],
+          email: ['Email_Address', 'Primary_Work_Email', 'Work_Email', 'Email'],
+          phone: ['Mobile_Phone', 'Primary_Work_Phone', 'Work_Phone'],
           title: ['Business_Title', 'Job_Title'],
-          department_path: 'Supervisory_Organization',
-          status: 'Active_Status',
+          department_path: ['Supervisory_Organization', 'Department', 'Team_Name'],
+          status: ['Active_Status', 'Worker_Status', 'Employee_Status'],
+          start_date: ['Hire_Date', 'Start_Date', 'Original_Hire_Date'],
+          end_date: ['Termination_Date', 'End_Date'],
         },
-        status_map: { '1': 'active', '0': 'left', true: 'active', false: 'left', Yes: 'active', No: 'left' },
+        status_map: { '1': 'active', '0': 'left', true: 'active', false: 'left', Yes: 'active', No: 'left', Active: 'active', Terminated: 'left', Inactive: 'left', 'On Leave': 'suspended' },
+        require_status: 'add a status column (Active_Status) to the report or map members.fields.status to yours; a report of active workers only can set members.require_status: false',
       },
     }),
   },
@@ -188,7 +210,7 @@ export const PRESETS = {
       type: 'hris-json',
       members: {
         // Without a status filter SuccessFactors returns active users only: ask for leavers too, so they are seen leaving.
-        url: `${base}/odata/v2/User?$format=json&$inlinecount=allpages&$select=userId,firstName,lastName,displayName,email,cellPhone,businessPhone,title,department,status&$filter=status in 't','f','T','F'`,
+        url: `${base}/odata/v2/User?$format=json&$inlinecount=allpages&$select=userId,firstName,lastName,displayName,email,cellPhone,businessPhone,title,department,status,hireDate&$filter=status in 't','f','T','F'`,
         items_path: 'd.results',
         pagination: { type: 'odata' },
         fields: {
@@ -199,12 +221,62 @@ export const PRESETS = {
           title: 'title',
           department_path: 'department',
           status: 'status',
+          // Edm.DateTime as /Date(ms)/; the User entity has no end date (see docs/sources/sap-successfactors.md).
+          start_date: 'hireDate',
         },
         status_map: { t: 'active', T: 'active', f: 'left', F: 'left' },
+        require_status: 'keep status in the $select of members.url (the API user\'s permission role must let it read the User entity\'s status)',
       },
     }),
   },
 } satisfies Record<string, Preset>;
+
+/** Google's `{suspended}/{archived}` status: suspended wins; an archived user becomes `archived`. */
+function googleStatusMap(archived: 'active' | 'suspended' | 'left'): Record<string, string> {
+  const both = archived === 'active' ? 'suspended' : archived;
+  return { 'false/false': 'active', 'true/false': 'suspended', 'false/true': archived, 'true/true': both, 'false/': 'active', 'true/': 'suspended' };
+}
+
+const BAMBOO_REPORT_FIELDS = ['id', 'firstName', 'lastName', 'displayName', 'workEmail', 'mobilePhone', 'workPhone', 'jobTitle', 'department', 'status', 'hireDate', 'terminationDate'];
+
+/** BambooHR's custom report: every employee (onlyCurrent=false: leavers and future hires too), with status and dates. */
+function bambooReport(base: string): Fragment {
+  return {
+    url: `${base}/v1/reports/custom?format=JSON&onlyCurrent=false`,
+    method: 'POST',
+    body: { title: 'orgsync', fields: BAMBOO_REPORT_FIELDS },
+    items_path: 'employees',
+    fields: {
+      id: 'id',
+      display_name: ['{firstName} {lastName}', 'displayName'],
+      email: 'workEmail',
+      phone: ['mobilePhone', 'workPhone'],
+      title: 'jobTitle',
+      department_path: 'department',
+      status: 'status',
+      start_date: 'hireDate',
+      end_date: 'terminationDate',
+    },
+    status_map: { Active: 'active', Inactive: 'left' },
+    require_status: 'the API key\'s user needs access to the employee status field (its BambooHR access level)',
+  };
+}
+
+/** BambooHR's employee directory: the fallback (current employees only, no status, no dates, fields chosen by the company). */
+function bambooDirectory(base: string): Fragment {
+  return {
+    url: `${base}/v1/employees/directory`,
+    items_path: 'employees',
+    fields: {
+      id: 'id',
+      display_name: ['{firstName} {lastName}', 'displayName'],
+      email: 'workEmail',
+      phone: ['mobilePhone', 'workPhone'],
+      title: 'jobTitle',
+      department_path: 'department',
+    },
+  };
+}
 
 /** A preset's name. */
 export type PresetName = keyof typeof PRESETS;
@@ -233,6 +305,7 @@ export function expandPresets(sources: unknown): unknown {
     const base = typeof s.base_url === 'string' ? s.base_url : preset.defaultBaseUrl;
     // Without a base URL the schema names the missing key (type is known: presets are hris-json sources).
     if (base === undefined) return { type: 'hris-json', ...s };
-    return mergeOver(preset.fragment(base.replace(/\/+$/, '')), s);
+    const options = (isPlain(s.preset_options) ? s.preset_options : {}) as PresetOptions;
+    return mergeOver(preset.fragment(base.replace(/\/+$/, ''), options), s);
   });
 }
