@@ -6,7 +6,7 @@
 import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig } from './types.js';
 import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, SourceWarning } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
-import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup } from './fields.js';
+import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup, type TextProblem } from './fields.js';
 import { SeenKeys } from './duplicates.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
@@ -53,6 +53,14 @@ export interface SourceMappingOptions {
   departments?: ({ fields: Partial<DepartmentFieldsConfig> } & ScopeConfig) | undefined;
   positions?: ({ fields: PositionFieldsConfig } & ScopeConfig) | undefined;
   members?: ({ fields: Partial<MemberFieldsConfig>; status_map?: Record<string, DesiredMemberStatus> | undefined; path_separator?: string; require_status?: boolean | string | undefined } & ScopeConfig) | undefined;
+  /** Told where each field's value came from (`sources preview`); runs leave it out and their readers are untouched. */
+  trace?: MappingTrace | undefined;
+}
+
+/** Sees every value a mapped field reads, with the alternative of its spec (path, column, template) that gave it. */
+export interface MappingTrace {
+  /** `from` is the spec alternative whose value was taken, or the whole spec when none gave one (`text` is then ''). */
+  read(entity: EntityKind, field: string, from: string, text: string | TextProblem): void;
 }
 
 /** Values a connector works out itself (LDAP: parent and department from the DN, disabled flags). */
@@ -67,11 +75,42 @@ export interface RecordOverrides {
 
 type Readers<K extends string> = { [key in K]?: FieldReader };
 
-function compileAll<K extends string>(fields: Partial<Record<K, string | string[]>> | undefined): Readers<K> {
+function compileAll<K extends string>(fields: Partial<Record<K, string | string[]>> | undefined, entity: EntityKind, trace: MappingTrace | undefined): Readers<K> {
   const out: Readers<K> = {};
-  for (const [k, spec] of Object.entries(fields ?? {}) as [K, string | string[] | undefined][]) if (spec !== undefined) out[k] = compileField(spec);
+  for (const [k, spec] of Object.entries(fields ?? {}) as [K, string | string[] | undefined][]) {
+    if (spec !== undefined) out[k] = trace ? traced(compileField(spec), spec, entity, k, trace) : compileField(spec);
+  }
   return out;
 }
+
+/**
+ * `reader` that also tells `trace` which alternative of `spec` gave each value: the first alternative whose own
+ * text is the one the reader gave (alternatives before it were empty, or it would have been theirs). Built only
+ * with a trace, so the mapping's readers without one are the compiled ones as they were.
+ */
+function traced(reader: FieldReader, spec: string | string[], entity: EntityKind, field: string, trace: MappingTrace): FieldReader {
+  const alternatives = Array.isArray(spec) ? spec.map((s) => [s, compileField(s)] as const) : [];
+  const whole = Array.isArray(spec) ? spec.join(' | ') : spec;
+  const text = (lookup: Lookup): string | TextProblem => {
+    const t = reader.text(lookup);
+    let from = whole;
+    const wanted = typeof t === 'string' ? t : t.problem;
+    if (wanted !== '') {
+      for (const [s, r] of alternatives) {
+        const a = r.text(lookup);
+        if ((typeof a === 'string' ? a : a.problem) === wanted) {
+          from = s;
+          break;
+        }
+      }
+    }
+    trace.read(entity, field, from, t);
+    return t;
+  };
+  return { names: reader.names, text, read: (lookup) => toResult(text(lookup)) };
+}
+
+const toResult = (t: string | TextProblem) => (typeof t === 'string' ? { ok: true as const, value: t } : t);
 
 /** Thrown inside mapping to set a record aside; not an Error, so no stack trace is captured per bad record. */
 class Reject {
@@ -114,11 +153,12 @@ export class SourceCollector {
   private readonly excluded: Record<EntityKind, number> = { departments: 0, positions: 0, members: 0 };
 
   constructor(private readonly opts: SourceMappingOptions) {
-    this.dept = compileAll(opts.departments?.fields);
-    this.pos = compileAll(opts.positions?.fields);
-    this.mem = compileAll(opts.members?.fields);
+    this.dept = compileAll(opts.departments?.fields, 'departments', opts.trace);
+    this.pos = compileAll(opts.positions?.fields, 'positions', opts.trace);
+    this.mem = compileAll(opts.members?.fields, 'members', opts.trace);
     const phoneSpec = opts.members?.fields.phone;
-    this.phoneReaders = phoneSpec === undefined ? [] : (Array.isArray(phoneSpec) ? phoneSpec : [phoneSpec]).map((f) => compileField(f));
+    const trace = opts.trace;
+    this.phoneReaders = phoneSpec === undefined ? [] : (Array.isArray(phoneSpec) ? phoneSpec : [phoneSpec]).map((f) => (trace ? traced(compileField(f), f, 'members', 'phone', trace) : compileField(f)));
     this.emailReaders = alternativesOf(opts.members?.fields.email);
     this.scopes = { departments: compileScope(opts.departments), positions: compileScope(opts.positions), members: compileScope(opts.members) };
     this.statusMap = opts.members?.status_map;

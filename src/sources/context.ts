@@ -1,6 +1,8 @@
 /** What a connector may use of the outside world, and the one error for a source that cannot be read. */
 import type { Clock } from '../shared/clock.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
+import type { EntityKind } from '../domain/entities.js';
+import type { MappingTrace } from '../desired/index.js';
 import type { Logger } from '../shared/logger.js';
 import { OrgsyncError } from '../shared/errors.js';
 
@@ -16,6 +18,21 @@ export interface SourceReadContext {
   phoneCache?: PhoneCache | undefined;
   /** Resolves a path from the config against the config file's folder. */
   resolvePath(path: string): string;
+  /** Set by `sources preview` only: sees each raw record and may end the read early. */
+  observe?: ReadObserver | undefined;
+}
+
+/**
+ * A reader of the first records of a source (`sources preview`): the connector reads only the entities it wants,
+ * tells it each raw record before mapping it, and stops asking for rows, pages or entries once it has enough.
+ */
+export interface ReadObserver {
+  /** Whether to read `entity` at all (a connector still reads what the wanted entity needs, such as an OU tree). */
+  wants(entity: EntityKind): boolean;
+  /** Given to the source's SourceCollector (desired/mapping.ts). */
+  trace: MappingTrace;
+  /** A raw record of a wanted entity, before it is mapped; true: it is the last one wanted, stop after mapping it. */
+  record(entity: EntityKind, raw: unknown, location: string): boolean;
 }
 
 /** A source that cannot be read at all: the run fails (never an empty or partial directory). */

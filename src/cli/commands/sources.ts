@@ -1,14 +1,25 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import type { QuarantineEntry } from '../../domain/desired.js';
+import type { Config } from '../../config/schema.js';
+import type { DesiredMember, QuarantineEntry } from '../../domain/desired.js';
+import type { EntityKind } from '../../domain/entities.js';
 import { createLogger, wantsPretty } from '../../observability/logger.js';
-import { EXIT } from '../../shared/errors.js';
+import { applyLifecycle, lifecycleOptionsFrom } from '../../planner/index.js';
+import { parseHrDate } from '../../shared/dates.js';
+import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import { readSourcesReport, type SourcesReport } from '../../sources/index.js';
+import { previewSource, type SourcePreviewRead } from '../../sources/preview/read-preview.js';
+import { previewDocument, renderPreview, type PreviewLifecycle } from '../../sources/preview/render.js';
 import type { CliContext, CommandResult } from '../context.js';
 
-/** `orgsync sources check`: reads every source and reports counts and quarantine, never touching the platform. */
+/** `orgsync sources check | preview | suggest`: reading sources and their mappings, never touching the platform. */
 export function registerSourcesCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
   const sources = program.command('sources').description('HR sources (CSV, HRIS JSON, LDAP / Active Directory).');
+  registerCheck(sources, ctx, setResult);
+  registerPreview(sources, ctx, setResult);
+}
+
+function registerCheck(sources: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
   sources
     .command('check')
     .description('Read every source, merge and validate, and print the counts, the quarantine report and the values dropped from kept records (warnings such as invalid_phone_dropped). Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a source cannot be read, 2 on a config error.')
@@ -33,6 +44,78 @@ Examples:
         })(),
       );
     });
+}
+
+interface PreviewOpts {
+  config: string;
+  source?: string;
+  entity: EntityKind;
+  limit: string;
+  output: 'text' | 'json';
+  today?: string;
+}
+
+function registerPreview(sources: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  sources
+    .command('preview')
+    .description(
+      'Read the first records of a source (through its real pagination, auth and paging; the read stops once it has them) and show each raw record beside what the mapping made of it: every field with the path, column or candidate it came from, the start and end dates with the lifecycle rule they lead to on the day, and the quarantine reason, if any. Writes nothing: no state DB, no platform call. Prints personal data to this terminal. Exit 0, 1 when a source cannot be read, 2 on a config or usage error.',
+    )
+    .requiredOption('-c, --config <file>', 'config file (YAML); needs sources:')
+    .option('--source <name>', 'the source to read (default: every source in turn)')
+    .addOption(new Option('--entity <entity>', 'which records to read').choices(['members', 'departments', 'positions']).default('members'))
+    .option('--limit <n>', 'how many records to read from each source (1-1000)', '10')
+    .addOption(new Option('--output <format>', 'text for a terminal, or json (its shape is in docs/commands.md)').choices(['text', 'json']).default('text'))
+    .option('--today <date>', 'judge start and end dates as on this day or instant (ISO date or date-time; default: now)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ orgsync sources preview --config config/demo/orgsync.yaml --source hr --limit 3
+  $ orgsync sources preview --config config/demo/orgsync.yaml --source hris --limit 2 --output json
+  $ orgsync sources preview --config config/demo/orgsync.yaml --entity departments --limit 5 --today 2027-01-01`,
+    )
+    .action((opts: PreviewOpts) => setResult(runPreview(opts, ctx)));
+}
+
+async function runPreview(opts: PreviewOpts, ctx: CliContext): Promise<number> {
+  const limit = Number(opts.limit);
+  if (!/^\d+$/.test(opts.limit) || limit < 1 || limit > 1000) throw new OrgsyncError('USAGE', `sources preview: --limit ${opts.limit}: give a number of records from 1 to 1000`);
+  const cfg = loadConfig(opts.config, ctx.env, { platformSecrets: false });
+  const now = opts.today === undefined ? Date.now() : dayToJudge(opts.today, cfg);
+  const chosen = opts.source === undefined ? cfg.sources : cfg.sources.filter((s) => s.name === opts.source);
+  if (chosen.length === 0) throw new OrgsyncError('USAGE', `sources preview: ${cfg.meta.file} has no source named "${opts.source}" (its sources: ${cfg.sources.map((s) => s.name).join(', ') || 'none'}); set --source to one of them`);
+  const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets });
+  const reads: SourcePreviewRead[] = [];
+  for (const source of chosen) {
+    reads.push(await previewSource(source, { config: cfg, entity: opts.entity, limit, env: ctx.env, logger: logger.child({ source: source.name }), signal: ctx.shutdownSignal }));
+  }
+  const today = opts.today ?? new Date(now).toISOString().slice(0, 10);
+  const doc = previewDocument(reads, { today, limit, entity: opts.entity, lifecycle: lifecycleJudge(cfg, now) });
+  ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : renderPreview(doc));
+  return EXIT.OK;
+}
+
+/** `--today`: the instant dates are judged at (a date is its midnight in the config's timezone). */
+function dayToJudge(text: string, cfg: Config): number {
+  const r = parseHrDate(text, cfg.timezone ?? 'UTC');
+  if ('problem' in r) throw new OrgsyncError('USAGE', `sources preview: --today: ${r.problem}`);
+  return r.ms;
+}
+
+/** The planner's lifecycle rules (sync.lifecycle) on one member not yet on the platform, at `now`. */
+function lifecycleJudge(cfg: Config, now: number): (m: DesiredMember) => PreviewLifecycle {
+  const opts = lifecycleOptionsFrom(cfg.sync);
+  const onPlatform = opts.endAction === 'suspend' ? 'suspended' : 'removed';
+  return (m) => {
+    const event = applyLifecycle([m], [], opts, now).events[0];
+    if (event?.rule === 'scheduled') {
+      const createOn = event.createOn!.slice(0, 10);
+      return { rule: 'scheduled', create_on: createOn, message: `start_date ${event.date} is ahead: not created before ${createOn} (sync.lifecycle.create_days_before_start: ${opts.createDaysBeforeStart})` };
+    }
+    if (event?.rule === 'ended') return { rule: 'ended', message: `end_date ${event.date} has passed: not created (a member already on the platform is ${onPlatform})` };
+    return { rule: 'active', message: `no dated rule holds it back: synced with status ${m.status}` };
+  };
 }
 
 function toJson(report: SourcesReport) {

@@ -13,7 +13,7 @@ import type { CsvSourceConfig } from '../../config/sources.js';
 import type { EntityKind } from '../../domain/entities.js';
 import { SourceCollector, type SourceBatch, type Lookup } from '../../desired/index.js';
 import type { OrgsyncError } from '../../shared/errors.js';
-import { sourceInvalid, sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
+import { sourceInvalid, sourceUnreadable, throwIfAborted, type ReadObserver, type SourceReadContext } from '../context.js';
 import { parseCsvInThread, type CsvHandlers, type CsvParseOptions, type CsvRowsInput, type RecordSink } from './row-thread.js';
 
 const UTF8 = new Set(['utf-8', 'utf8']);
@@ -64,6 +64,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
     departments: source.departments,
     positions: source.positions,
     members: source.members,
+    trace: ctx.observe?.trace,
   });
   const entities: [EntityKind, { file: string; encoding?: string | undefined; skip_rows?: number | undefined } | undefined][] = [
     ['departments', source.departments],
@@ -71,7 +72,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
     ['members', source.members],
   ];
   for (const [entity, cfg] of entities) {
-    if (!cfg) continue;
+    if (!cfg || ctx.observe?.wants(entity) === false) continue;
     throwIfAborted(ctx.signal);
     const add: (lookup: Lookup, location: string) => void =
       entity === 'departments' ? (l, loc) => collector.addDepartment(l, loc) : entity === 'positions' ? (l, loc) => collector.addPosition(l, loc) : (l, loc) => collector.addMember(l, loc);
@@ -97,38 +98,64 @@ async function readCsvFile(
 
   const { head, size } = await readHead(source, where, path, enc, encoding);
 
-  if (entity === 'members') collector.expectMembers(estimateRecords(head, size));
-
-  let index: Map<string, number> | undefined;
-  const headerCheck = (names: string[]) => {
-    index = new Map(names.map((n, i) => [n.trim(), i]));
-    for (const [field, needs] of collector.fieldNamesByField(entity)) {
-      for (const n of needs) {
-        if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: column "${n}" (${entity}.fields.${field}) is not in the header (${names.map((x) => x.trim()).join(', ')})`);
-      }
-    }
-    for (const [key, n] of collector.scopeNames(entity)) {
-      if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: column "${n}" (${entity}.${key}) is not in the header (${names.map((x) => x.trim()).join(', ')})`);
-    }
+  if (entity === 'members' && ctx.observe === undefined) collector.expectMembers(estimateRecords(head, size));
+  // A preview reads a few records and shows every column of each: on a thread only the mapped columns would cross.
+  const threaded = size >= csvReading.threadMinBytes && ctx.observe === undefined;
+  const feed = csvFeed({ source, entity, where, at: `${file}:`, collector, add, threaded, observe: ctx.observe });
+  const input: CsvRowsInput = {
+    path,
+    encoding: enc,
+    utf8: UTF8.has(enc),
+    highWaterMark: 1 << 16,
+    header: source.header,
+    ...(feed.keep ? { keep: feed.keep } : {}),
+    options: parseOptions(source, head, enc, skipRows),
   };
-  if (!source.header) {
-    // Without a header, columns are named by number from 1.
-    const max = Math.max(0, ...collector.fieldNames(entity).map(Number).filter(Number.isInteger));
-    index = new Map(Array.from({ length: max }, (_, i) => [String(i + 1), i]));
-    for (const n of collector.fieldNames(entity)) if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: without a header, map columns by number ("1", "2", ...), not "${n}"`);
+  try {
+    if (threaded) await parseCsvInThread(input, feed.handlers, ctx.signal);
+    else await parseCsvHere(input, feed.handlers, ctx.signal);
+  } catch (err) {
+    const failure = feed.failure();
+    if (failure === STOP_READING) return;
+    if (failure) throw failure;
+    throwIfAborted(ctx.signal);
+    throw csvReadError(source, entity, file, path, feed.index(), err);
   }
+  if (feed.index() === undefined && source.header) throw sourceUnreadable(source.name, `${where}: the file is empty (no header row)`);
+}
 
+/** Thrown from a record handler to end a preview's read once it has the records it wants; not a failure. */
+const STOP_READING = Symbol('stop reading');
+
+/** What csvFeed needs of one file's read. */
+interface FeedOptions {
+  source: CsvSourceConfig;
+  entity: EntityKind;
+  where: string;
+  /** Every location's prefix (`file:`): one string fewer held per record. */
+  at: string;
+  collector: SourceCollector;
+  add: (lookup: Lookup, location: string) => void;
+  threaded: boolean;
+  observe: ReadObserver | undefined;
+}
+
+/**
+ * The handlers one file's parse feeds: the header check, where each mapped name's value is in a record as it
+ * arrives, and the lookup the mapping reads it through. `keep`: the columns to send when they are known before the
+ * parse (no header); `failure()`: what a handler threw, which ends the parse.
+ */
+function csvFeed(o: FeedOptions) {
+  const { source, entity, collector } = o;
+  let index: Map<string, number> | undefined = source.header ? undefined : numberedColumns(source, entity, o.where, collector);
   let fieldsError: unknown;
   let fields: string[] = [];
   let base = 0;
   let idx: Record<string, number> = {};
   const lookup: Lookup = (name) => fields[base + idx[name]!];
-  // Every location shares this prefix (one string fewer held per record).
-  const at = `${file}:`;
   // On a thread only the columns the mapping reads cross over (a 60-column export mapped by 8 sends 8).
-  const threaded = size >= csvReading.threadMinBytes;
   const columnsToSend = (): number[] | undefined => {
-    if (!threaded) return undefined;
+    if (!o.threaded) return undefined;
     return [...new Set(collector.fieldNames(entity).map((n) => index!.get(n)!))].sort((a, b) => a - b);
   };
   /** Where each name's value is in the fields a record arrives with: its column, or its place among `sent`. */
@@ -139,9 +166,9 @@ async function readCsvFile(
       if (place !== -1) idx[name] = place;
     }
   };
-  const onHeader = (names: string[]): number[] | undefined => {
+  const header = (names: string[]): number[] | undefined => {
     try {
-      headerCheck(names);
+      index = checkHeader(source, entity, o.where, collector, names);
       return columnsToSend();
     } catch (err) {
       // Parsing stops: a file whose header cannot be mapped is not read further.
@@ -149,12 +176,17 @@ async function readCsvFile(
       throw err;
     }
   };
-  const onRecord: RecordSink = (all, from, _to, line) => {
+  const at = o.at;
+  const add = o.add;
+  const observe = o.observe;
+  const record: RecordSink = (all, from, to, line) => {
     if (fieldsError) return;
     try {
       fields = all;
       base = from;
+      const last = observe !== undefined && observe.record(entity, rawRecord(index, source.header, all, from, to), at + line);
       add(lookup, at + line);
+      if (last) throw STOP_READING;
     } catch (err) {
       fieldsError = err;
       throw err;
@@ -162,25 +194,37 @@ async function readCsvFile(
   };
   // Without a header the columns are known now.
   const keep = index !== undefined ? columnsToSend() : undefined;
-  const input: CsvRowsInput = {
-    path,
-    encoding: enc,
-    utf8: UTF8.has(enc),
-    highWaterMark: 1 << 16,
-    header: source.header,
-    ...(keep ? { keep } : {}),
-    options: parseOptions(source, head, enc, skipRows),
-  };
-  try {
-    const handlers = { header: onHeader, columns: locate, record: onRecord };
-    if (threaded) await parseCsvInThread(input, handlers, ctx.signal);
-    else await parseCsvHere(input, handlers, ctx.signal);
-  } catch (err) {
-    if (fieldsError) throw fieldsError;
-    throwIfAborted(ctx.signal);
-    throw csvReadError(source, entity, file, path, index, err);
+  return { keep, handlers: { header, columns: locate, record } as CsvHandlers, failure: () => fieldsError, index: () => index };
+}
+
+/** The header's columns by name, once every name the mapping and the scope read is found among them. */
+function checkHeader(source: CsvSourceConfig, entity: EntityKind, where: string, collector: SourceCollector, names: string[]): Map<string, number> {
+  const index = new Map(names.map((n, i) => [n.trim(), i]));
+  for (const [field, needs] of collector.fieldNamesByField(entity)) {
+    for (const n of needs) {
+      if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: column "${n}" (${entity}.fields.${field}) is not in the header (${names.map((x) => x.trim()).join(', ')})`);
+    }
   }
-  if (index === undefined && source.header) throw sourceUnreadable(source.name, `${where}: the file is empty (no header row)`);
+  for (const [key, n] of collector.scopeNames(entity)) {
+    if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: column "${n}" (${entity}.${key}) is not in the header (${names.map((x) => x.trim()).join(', ')})`);
+  }
+  return index;
+}
+
+/** Without a header, columns are named by number from 1: as many as the highest the mapping reads. */
+function numberedColumns(source: CsvSourceConfig, entity: EntityKind, where: string, collector: SourceCollector): Map<string, number> {
+  const max = Math.max(0, ...collector.fieldNames(entity).map(Number).filter(Number.isInteger));
+  const index = new Map(Array.from({ length: max }, (_, i) => [String(i + 1), i] as [string, number]));
+  for (const n of collector.fieldNames(entity)) if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: without a header, map columns by number ("1", "2", ...), not "${n}"`);
+  return index;
+}
+
+/** One record as a preview shows it: every column by its header name (by number from 1 without a header). */
+function rawRecord(index: Map<string, number> | undefined, header: boolean, all: string[], from: number, to: number): Record<string, string> {
+  const raw: Record<string, string> = {};
+  if (header && index) for (const [name, column] of index) raw[name] = all[from + column] ?? '';
+  else for (let i = from; i < to; i++) raw[String(i - from + 1)] = all[i]!;
+  return raw;
 }
 
 /** The first 64 KiB of a file (the byte-order mark, and the header line for `delimiter: auto`) and its size. */

@@ -26,6 +26,7 @@ export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: Sour
     departments: source.departments,
     positions: source.positions,
     members: source.members,
+    trace: ctx.observe?.trace,
   });
   const entities: [EntityKind, EntityConfig | undefined][] = [
     ['departments', source.departments],
@@ -34,16 +35,21 @@ export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: Sour
   ];
   const auth = authProvider(source.name, source.auth, ctx, source.timeout_ms);
   for (const [entity, cfg] of entities) {
-    if (!cfg) continue;
+    if (!cfg || ctx.observe?.wants(entity) === false) continue;
     const add = (l: Lookup, loc: string) =>
       entity === 'departments' ? collector.addDepartment(l, loc) : entity === 'positions' ? collector.addPosition(l, loc) : collector.addMember(l, loc);
     const pages =
       cfg.file !== undefined
         ? filePages(source, entity, cfg, ctx)
         : walkPages({ source: source.name, entity, cfg, maxPages: source.max_pages, reader: new HttpPageReader(source, entity, cfg.url!, auth, ctx), ctx });
-    for await (const { items, where, itemsPath } of pages) {
+    walk: for await (const { items, where, itemsPath } of pages) {
       const base = itemsPath === '' ? '$' : `$.${itemsPath}`;
-      for (let i = 0; i < items.length; i++) add(jsonLookup(items[i]), `${where}#${base}[${i}]`);
+      for (let i = 0; i < items.length; i++) {
+        // A preview stops after its last record: leaving the loop ends the walk, so no further page is asked for.
+        const last = ctx.observe?.record(entity, items[i], `${where}#${base}[${i}]`) === true;
+        add(jsonLookup(items[i]), `${where}#${base}[${i}]`);
+        if (last) break walk;
+      }
     }
   }
   return collector.finish();

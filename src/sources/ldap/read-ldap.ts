@@ -10,7 +10,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Client, type SearchEntry } from 'ldapts';
 import type { FieldSpec, LdapSourceConfig } from '../../config/sources.js';
 import { compileField, SourceCollector, type SourceBatch } from '../../desired/index.js';
-import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
+import { sourceUnreadable, throwIfAborted, type ReadObserver, type SourceReadContext } from '../context.js';
 import { dnKey, dnParts } from './dn.js';
 import { leanEntries } from './entry-decoder.js';
 import { entryLookup, EntryReader, pagedSearch, PagingIgnoredError } from './paged-search.js';
@@ -113,86 +113,121 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     departments: p.ouTree ? { fields: p.departmentFields, include: p.deptCfg?.include, exclude: p.deptCfg?.exclude } : undefined,
     positions: source.positions,
     members: { fields: p.memberFields, status_map: source.members.status_map, path_separator: source.members.path_separator, include: source.members.include, exclude: source.members.exclude },
+    trace: ctx.observe?.trace,
   });
+  const observe = ctx.observe;
   const client = await connect(source, ctx);
   leanEntries(client);
   try {
-    const search = async (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: SearchEntry) => void) => {
-      try {
-        for await (const page of pagedSearch(client, { base, scope, filter, attributes, pageSize: source.page_size, timeLimitSeconds: source.time_limit_seconds })) {
-          throwIfAborted(ctx.signal);
-          for (const e of page) onEntry(e);
-        }
-      } catch (err) {
-        if ((err as { code?: string }).code === 'SOURCE_UNREADABLE') throw err;
-        throwIfAborted(ctx.signal);
-        if (err instanceof PagingIgnoredError) {
-          // The server may have stopped early (or ignored paging), so the read cannot be trusted to be complete.
-          throw sourceUnreadable(
-            source.name,
-            `${entity}: search under "${base}": the server answered a paged search without the paged-results control (RFC 2696), so the read may be short; nothing is written (check the server's paged-results limits for ${source.bind_dn ?? 'anonymous binds'})`,
-          );
-        }
-        throw sourceUnreadable(source.name, `${entity}: search under "${base}" with ${filter} failed: ${describeError(err)}`, err);
-      }
-    };
-
-    // Departments (OU tree): few, so held until every parent is known.
-    const deptByDn = new Map<string, string>();
-    if (p.ouTree) {
-      const cfg = p.deptCfg;
-      const base = cfg?.base_dn ?? source.base_dn;
-      const entries: SearchEntry[] = [];
-      const attrs = uniq([...collector.fieldNames('departments')]);
-      await search('departments', base, cfg?.filter ?? p.profile.departmentFilter, cfg?.scope ?? 'sub', attrs, (e) => entries.push(e));
-      const idReader = compileField(p.departmentFields.id);
-      for (const e of entries) {
-        const id = idReader.read(entryLookup(e));
-        if (id.ok && id.value.trim() !== '') deptByDn.set(dnKey(e.name), id.value.trim());
-      }
-      for (const e of entries) {
-        const overrides: { parent_source_id?: string } = {};
-        if (!p.departmentFields.parent) {
-          const parent = nearest(deptByDn, dnParts(e.name).slice(1));
-          overrides.parent_source_id = parent ?? '';
-        }
-        collector.addDepartment(entryLookup(e), e.name, overrides);
-      }
-    }
-
-    if (source.positions) {
+    const search = searcher(client, source, ctx);
+    // Departments (OU tree): read whole even for a preview of members, whose departments come from their DN.
+    const deptByDn = p.ouTree ? await readOuTree(source, p, collector, search, observe) : new Map<string, string>();
+    if (source.positions && observe?.wants('positions') !== false) {
       const cfg = source.positions;
-      await search('positions', cfg.base_dn ?? source.base_dn, cfg.filter, cfg.scope, collector.fieldNames('positions'), (e) => collector.addPosition(entryLookup(e), e.name));
+      await search('positions', cfg.base_dn ?? source.base_dn, cfg.filter, cfg.scope, collector.fieldNames('positions'), (e) => {
+        const last = observe?.record('positions', rawEntry(e), e.name) === true;
+        collector.addPosition(entryLookup(e), e.name);
+        return last;
+      });
     }
-
-    // Members share parents: resolve each distinct parent DN once.
-    const byParent = new Map<string, string>();
-    const departmentOf = (dn: string): string => {
-      const comma = firstUnescapedComma(dn);
-      const parent = comma < 0 ? '' : dn.slice(comma + 1);
-      let id = byParent.get(parent);
-      if (id === undefined) {
-        id = nearest(deptByDn, dnParts(parent)) ?? '';
-        byParent.set(parent, id);
-      }
-      return id;
-    };
-    const m = source.members;
-    const reader = new EntryReader();
-    const memberAttrs = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes, ...p.profile.endDateAttributes]);
-    await search('members', m.base_dn ?? source.base_dn, m.filter ?? p.profile.memberFilter, m.scope, memberAttrs, (e) => {
-      reader.entry = e;
-      const lookup = reader.lookup;
-      const overrides: { department_source_id?: string; disabled: boolean; end_date?: { text: string; ms: number } } = { disabled: p.profile.isDisabled(lookup) };
-      const end = p.profile.endDate(lookup);
-      if (end) overrides.end_date = end;
-      if (p.departmentFrom === 'dn') overrides.department_source_id = departmentOf(e.name);
-      collector.addMember(lookup, e.name, overrides);
-    });
+    if (observe?.wants('members') !== false) await readMembers(source, p, collector, search, deptByDn, observe);
   } finally {
     await client.unbind().catch(() => {});
   }
   return collector.finish();
+}
+
+/** One paged search of the source; `onEntry` returning true ends it (a preview has the entries it wants). */
+type Search = (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: SearchEntry) => boolean | void) => Promise<void>;
+
+function searcher(client: Client, source: LdapSourceConfig, ctx: SourceReadContext): Search {
+  return async (entity, base, filter, scope, attributes, onEntry) => {
+    try {
+      for await (const page of pagedSearch(client, { base, scope, filter, attributes, pageSize: source.page_size, timeLimitSeconds: source.time_limit_seconds })) {
+        throwIfAborted(ctx.signal);
+        for (const e of page) if (onEntry(e) === true) return;
+      }
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SOURCE_UNREADABLE') throw err;
+      throwIfAborted(ctx.signal);
+      if (err instanceof PagingIgnoredError) {
+        // The server may have stopped early (or ignored paging), so the read cannot be trusted to be complete.
+        throw sourceUnreadable(
+          source.name,
+          `${entity}: search under "${base}": the server answered a paged search without the paged-results control (RFC 2696), so the read may be short; nothing is written (check the server's paged-results limits for ${source.bind_dn ?? 'anonymous binds'})`,
+        );
+      }
+      throw sourceUnreadable(source.name, `${entity}: search under "${base}" with ${filter} failed: ${describeError(err)}`, err);
+    }
+  };
+}
+
+/** The departments of the OU tree: few, so held until every parent is known. Returns department ids by DN key. */
+async function readOuTree(source: LdapSourceConfig, p: ReturnType<typeof plan>, collector: SourceCollector, search: Search, observe: ReadObserver | undefined): Promise<Map<string, string>> {
+  const deptByDn = new Map<string, string>();
+  const cfg = p.deptCfg;
+  const base = cfg?.base_dn ?? source.base_dn;
+  const entries: SearchEntry[] = [];
+  const attrs = uniq([...collector.fieldNames('departments')]);
+  await search('departments', base, cfg?.filter ?? p.profile.departmentFilter, cfg?.scope ?? 'sub', attrs, (e) => {
+    entries.push(e);
+  });
+  const idReader = compileField(p.departmentFields.id);
+  for (const e of entries) {
+    const id = idReader.read(entryLookup(e));
+    if (id.ok && id.value.trim() !== '') deptByDn.set(dnKey(e.name), id.value.trim());
+  }
+  const observed = observe?.wants('departments') === true;
+  for (const e of entries) {
+    const overrides: { parent_source_id?: string } = {};
+    if (!p.departmentFields.parent) {
+      const parent = nearest(deptByDn, dnParts(e.name).slice(1));
+      overrides.parent_source_id = parent ?? '';
+    }
+    const last = observed && observe!.record('departments', rawEntry(e), e.name);
+    collector.addDepartment(entryLookup(e), e.name, overrides);
+    if (last) break;
+  }
+  return deptByDn;
+}
+
+/** The members' search: each entry mapped as it arrives, its department from its DN or an attribute. */
+async function readMembers(source: LdapSourceConfig, p: ReturnType<typeof plan>, collector: SourceCollector, search: Search, deptByDn: Map<string, string>, observe: ReadObserver | undefined): Promise<void> {
+  // Members share parents: resolve each distinct parent DN once.
+  const byParent = new Map<string, string>();
+  const departmentOf = (dn: string): string => {
+    const comma = firstUnescapedComma(dn);
+    const parent = comma < 0 ? '' : dn.slice(comma + 1);
+    let id = byParent.get(parent);
+    if (id === undefined) {
+      id = nearest(deptByDn, dnParts(parent)) ?? '';
+      byParent.set(parent, id);
+    }
+    return id;
+  };
+  const m = source.members;
+  const reader = new EntryReader();
+  const memberAttrs = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes, ...p.profile.endDateAttributes]);
+  await search('members', m.base_dn ?? source.base_dn, m.filter ?? p.profile.memberFilter, m.scope, memberAttrs, (e) => {
+    reader.entry = e;
+    const lookup = reader.lookup;
+    const overrides: { department_source_id?: string; disabled: boolean; end_date?: { text: string; ms: number } } = { disabled: p.profile.isDisabled(lookup) };
+    const end = p.profile.endDate(lookup);
+    if (end) overrides.end_date = end;
+    if (p.departmentFrom === 'dn') overrides.department_source_id = departmentOf(e.name);
+    const last = observe !== undefined && observe.record('members', rawEntry(e), e.name);
+    collector.addMember(lookup, e.name, overrides);
+    return last;
+  });
+}
+
+/** One entry as a preview shows it: its DN and each attribute as the mapping reads it (binary values in base64). */
+function rawEntry(e: SearchEntry): Record<string, unknown> {
+  const lookup = entryLookup(e);
+  const raw: Record<string, unknown> = { dn: e.name };
+  const shown = (v: unknown): unknown => (Buffer.isBuffer(v) ? `base64:${v.toString('base64')}` : Array.isArray(v) ? v.map(shown) : v);
+  for (const a of e.attributes) raw[a.type] = shown(lookup(a.type));
+  return raw;
 }
 
 function firstUnescapedComma(dn: string): number {

@@ -1,0 +1,150 @@
+/**
+ * The two outputs of `orgsync sources preview`: a JSON document of stable shape (docs/commands.md) and the text
+ * for a terminal, both built from the same PreviewRecord values. Personal data is printed: the command shows an
+ * operator their own HR records, as `sources check` does.
+ */
+import type { DesiredMember } from '../../domain/desired.js';
+import type { EntityKind } from '../../domain/entities.js';
+import type { FieldRead, SourcePreviewRead } from './read-preview.js';
+
+/** What the planner's lifecycle rules make of a kept member on the day judged (computed by the caller). */
+export interface PreviewLifecycle {
+  rule: 'scheduled' | 'ended' | 'active';
+  message: string;
+  /** scheduled: the day the member is created (create_days_before_start before the start). */
+  create_on?: string;
+}
+
+/** One mapped field of a record: the value it got, the spec alternative it came from, and the text read there. */
+export interface PreviewField {
+  field: string;
+  /** The value in the mapped record (normalised: e-mail lower-cased, phone E.164, status mapped); null when not kept. */
+  value: string | number | null;
+  /** The path, column, attribute or template that gave the value; null when the connector worked it out (an LDAP DN, a disabled account). */
+  from: string | null;
+  /** The text read at `from`, as the source gave it; null when worked out by the connector. */
+  read: string | null;
+  /** Why the value could not be read as text (a wrong JSON type). */
+  problem?: string;
+}
+
+/** One record of the preview. */
+export interface PreviewRecord {
+  location: string;
+  outcome: 'kept' | 'quarantined' | 'excluded';
+  raw: unknown;
+  fields: PreviewField[];
+  dates?: { start_date?: { text: string; at: string }; end_date?: { text: string; at: string } };
+  lifecycle?: PreviewLifecycle;
+  quarantine?: { reason: string; message: string };
+  warnings: { code: string; message: string }[];
+}
+
+/** The JSON document of `sources preview --output json`. */
+export interface PreviewDocument {
+  today: string;
+  entity: EntityKind;
+  limit: number;
+  sources: { source: string; type: string; configured: boolean; records: PreviewRecord[] }[];
+}
+
+/** The mapped record's key of each field. */
+const RECORD_KEY: Record<string, string> = { id: 'source_id', department: 'department_source_id', department_path: 'department_source_id', parent: 'parent_source_id' };
+
+/** Member values a connector may work out itself, when no field read gave them. */
+const WORKED_OUT: [string, string][] = [
+  ['department', 'department_source_id'],
+  ['status', 'status'],
+  ['end_date', 'end_date'],
+];
+
+/** The field reads of one record, one per field: the read that gave the value (for phone, the alternative that was valid). */
+function fieldsOf(reads: FieldRead[], record: Record<string, unknown> | undefined): PreviewField[] {
+  const byField = new Map<string, FieldRead>();
+  for (const r of reads) {
+    const nonEmpty = typeof r.text !== 'string' || r.text.trim() !== '';
+    const known = byField.get(r.field);
+    // Phone alternatives are tried until one is a valid number: the last one read gave the kept value.
+    if (known === undefined || (r.field === 'phone' && nonEmpty && record?.phone !== undefined)) byField.set(r.field, r);
+  }
+  const out: PreviewField[] = [];
+  for (const [field, r] of byField) {
+    const value = record?.[RECORD_KEY[field] ?? field];
+    const f: PreviewField = { field, value: typeof value === 'string' || typeof value === 'number' ? value : null, from: r.from, read: typeof r.text === 'string' ? r.text : null };
+    if (typeof r.text !== 'string') f.problem = r.text.problem;
+    out.push(f);
+  }
+  if (record && 'source_id' in record && 'display_name' in record) {
+    for (const [field, key] of WORKED_OUT) {
+      const v = record[key];
+      if ((typeof v === 'string' || typeof v === 'number') && !out.some((f) => (RECORD_KEY[f.field] ?? f.field) === key)) out.push({ field, value: v, from: null, read: null });
+    }
+  }
+  return out;
+}
+
+/** The preview's JSON document; `lifecycle` judges a kept member on the day (the planner's rules, given by the caller). */
+export function previewDocument(reads: SourcePreviewRead[], o: { today: string; limit: number; entity: EntityKind; lifecycle: (m: DesiredMember) => PreviewLifecycle }): PreviewDocument {
+  const sources = reads.map((s) => ({
+    source: s.source,
+    type: s.type,
+    configured: s.configured,
+    records: s.records.map((r): PreviewRecord => {
+      const kept = r.outcome.kind === 'kept' ? r.outcome.record : undefined;
+      const rec: PreviewRecord = { location: r.location, outcome: r.outcome.kind, raw: r.raw, fields: fieldsOf(r.reads, kept), warnings: [] };
+      if (r.outcome.kind === 'quarantined') rec.quarantine = { reason: r.outcome.entry.reason, message: r.outcome.entry.message };
+      if (r.outcome.kind === 'kept') {
+        rec.warnings = r.outcome.warnings.map((w) => ({ code: w.code, message: w.message }));
+        if (s.entity === 'members') {
+          const m = r.outcome.record as unknown as DesiredMember;
+          const dates: NonNullable<PreviewRecord['dates']> = {};
+          if (m.start_at !== undefined) dates.start_date = { text: m.start_date ?? '', at: new Date(m.start_at).toISOString() };
+          if (m.end_at !== undefined) dates.end_date = { text: m.end_date ?? '', at: new Date(m.end_at).toISOString() };
+          rec.dates = dates;
+          rec.lifecycle = o.lifecycle(m);
+        }
+      }
+      return rec;
+    }),
+  }));
+  return { today: o.today, entity: o.entity, limit: o.limit, sources };
+}
+
+const quoted = (s: string) => JSON.stringify(s);
+
+function fieldLine(f: PreviewField, date: { text: string; at: string } | undefined): string {
+  let shown: string;
+  if (f.value !== null) {
+    shown = String(f.value);
+    if (date) shown += ` (${date.at})`;
+    if (f.read !== null && f.read.trim() !== String(f.value)) shown += ` (read ${quoted(f.read)})`;
+  } else if (f.problem !== undefined) shown = `(${f.problem})`;
+  else shown = f.read === null || f.read.trim() === '' ? '(empty)' : quoted(f.read);
+  return `  ${f.field}: ${shown} ← ${f.from ?? '(worked out by the connector)'}\n`;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The text for a terminal: per record its location and outcome, the raw record, one line per field, then the verdict. */
+export function renderPreview(doc: PreviewDocument): string {
+  let out = '';
+  for (const s of doc.sources) {
+    out += `sources preview: source ${s.source} (${s.type}), ${doc.entity}, the first ${plural(doc.limit, 'record')}, dates judged on ${doc.today}\n`;
+    if (!s.configured) {
+      out += `  (source ${s.source} has no ${doc.entity}: nothing read)\n`;
+      continue;
+    }
+    for (const r of s.records) {
+      out += `${r.location}: ${r.outcome === 'excluded' ? 'out of scope (left out by include/exclude)' : r.outcome}\n`;
+      out += `  raw: ${JSON.stringify(r.raw)}\n`;
+      for (const f of r.fields) out += fieldLine(f, f.field === 'start_date' || f.field === 'end_date' ? r.dates?.[f.field] : undefined);
+      if (r.lifecycle) out += `  lifecycle: ${r.lifecycle.rule}: ${r.lifecycle.message}\n`;
+      if (r.quarantine) out += `  quarantined: ${r.quarantine.reason}: ${r.quarantine.message}\n`;
+      for (const w of r.warnings) out += `  warning: ${w.code}: ${w.message}\n`;
+    }
+    const count = (k: PreviewRecord['outcome']) => s.records.filter((r) => r.outcome === k).length;
+    out += `source ${s.source}: ${plural(s.records.length, 'record')} read: ${count('kept')} kept, ${count('quarantined')} quarantined, ${count('excluded')} out of scope\n`;
+  }
+  out += 'nothing was written (no state DB, no platform call)\n';
+  return out;
+}
