@@ -216,9 +216,10 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     // One plain object literal per line, never `{ ...fields, ... }`: at thousands of changes a second V8 allocated
     // the spread copies in the old generation, where they (and the strings they hold) stayed as garbage until a full
     // GC, the largest share of an initial sync's peak memory (issue 19).
-    // `line`: the change in one short line (`CREATE member E1002 "Lars Okafor" in /Acme/Sales`), what a terminal shows.
+    // `line`: the change in one short line by ids (`CREATE member E1002 in /Acme/Sales`); `detail` with the person's
+    // name, which the logger keeps only for a terminal or with log.personal_data (issue 29).
     if (r.status === 'applied' || r.status === 'adopted') {
-      log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, dry_run: options.dryRun === true, line: changeLine(c) }, 'change applied');
+      log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, dry_run: options.dryRun === true, line: changeLine(c, false), detail: changeLine(c) }, 'change applied');
     } else if (r.status === 'skipped_admin') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status }, 'member holds tenant.admin: not removed');
     else if (r.status === 'deferred') log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, reason: r.message }, 'change deferred to a re-plan');
     else if (r.status !== 'skipped') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, error: r.message }, 'change not applied');

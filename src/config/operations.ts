@@ -68,6 +68,13 @@ export const metricsConfigSchema = z
       .union([z.literal(''), z.url({ protocol: /^https?$/ })])
       .default('')
       .describe('`orgsync sync`: push the run\'s metrics to this Prometheus Pushgateway at the end (job "orgsync", grouped by sync id); "" turns it off.'),
+    tls: z
+      .strictObject({
+        cert_file: z.string().min(1).describe('PEM certificate (chain) of the listener; relative paths resolve against the config file\'s folder.'),
+        key_file: z.string().min(1).describe('PEM private key of that certificate.'),
+      })
+      .optional()
+      .describe('Serve the listener over HTTPS with this certificate and key; both files are read again when they change (a renewed certificate applies to the next connection). Absent: plain HTTP.'),
   })
   .prefault({})
   .describe('Metrics and health endpoints.');
@@ -79,9 +86,13 @@ export const daemonConfigSchema = z
       .string()
       .default('')
       .describe('File holding the bearer token that POST /sync (a run now) and POST /sync?only=SELECTOR require on the daemon\'s listener; "" turns the trigger endpoints off (404). Read at every request, so a rotated Secret applies at once.'),
+    read_token_file: z
+      .string()
+      .default('')
+      .describe('File holding the bearer token that the listener\'s routes carrying personal data require (GET /plan, /plan.json, /runs/<id>, /records/<selector>/history); "" keeps those routes closed (404 naming this key). Read at every request; the trigger token does not open them.'),
   })
   .prefault({})
-  .describe('The daemon\'s trigger endpoints.');
+  .describe('The daemon\'s trigger endpoints and the token of its personal-data routes.');
 
 /** The validated `metrics:` block. */
 export type MetricsConfig = z.infer<typeof metricsConfigSchema>;
@@ -101,6 +112,10 @@ export const logConfigSchema = z
       .array(z.string().min(1))
       .default([])
       .describe('Extra field paths to redact in log lines (pino paths such as `source.headers.x-api-token`), beyond the built-in ones (API keys, passwords, tokens, Authorization headers, secret values from the environment and *_file mounts).'),
+    personal_data: z
+      .boolean()
+      .default(false)
+      .describe('false: log lines name records by source id and platform id only (no name, e-mail or phone; the change line with the person\'s name shows only on a terminal at level debug). true: JSON lines also carry that change line with the name (a `detail` field); for short investigations, since logs travel to every pipeline the cluster ships them to.'),
   })
   .prefault({})
   .describe('Logs: pino JSON lines (stdout; stderr for `plan --output json`), one run_id on every line of a run.');

@@ -9,6 +9,7 @@ import type { Mirror } from '../mirror/mirror.js';
 import { OWNERSHIP_TRIGGERS, type RunHistory, type RunRecord } from '../mirror/runs.js';
 import { OrgsyncMetrics, type MirrorProbe, type RunResult } from '../observability/metrics.js';
 import { startOpsServer, type OpsHandlers, type OpsServer, type Readiness } from '../observability/http-server.js';
+import type { ListenerSecurity } from '../observability/route-access.js';
 import type { RunObserver, RunSummary } from './run-once.js';
 import type { Scheduler } from './schedule.js';
 import { LEASE_LOST } from './fencing.js';
@@ -87,6 +88,8 @@ export interface DaemonDeps {
   triggerToken?: () => string | undefined;
   /** GET /records/<selector>/history (issue 22): a record's history, newest first. */
   recordHistory?: (selector: string) => unknown[];
+  /** Issue 29: the read token of the personal routes and the listener's TLS. */
+  listenerSecurity?: ListenerSecurity;
 }
 
 /** The daemon's state, for /status. */
@@ -242,7 +245,9 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
       },
       ...(deps.recordHistory ? { recordHistory: deps.recordHistory } : {}),
     });
-    server = await startOpsServer(deps.listen, { registry: metrics.registry, readiness, status, extra, ...(deps.latestPlan ? { plan: deps.latestPlan } : {}) });
+    const security = deps.listenerSecurity ?? {};
+    const access = { ...(security.readToken ? { readToken: security.readToken } : {}), onUnauthorized: (route: string) => metrics.httpUnauthorizedTotal.inc({ route }) };
+    server = await startOpsServer(deps.listen, { registry: metrics.registry, readiness, status, extra, access, logger, ...(security.tls ? { tls: security.tls } : {}), ...(deps.latestPlan ? { plan: deps.latestPlan } : {}) });
     logger.info({ url: server.url }, 'ops endpoints listening (/metrics /healthz /readyz /status /plan /plan.json)');
     deps.onListening?.(server.url);
   }

@@ -41,11 +41,13 @@ export interface PlanRequest {
 /** One change of a plan. */
 /**
  * One short line for a change, external-dns style: `CREATE member E1002 "Lars Okafor" in /Acme/Sales`
- * (`UPDATE department eng "Engineering"`, `MOVE department eng-db "Databases" under /Acme/Engineering`).
+ * (`UPDATE department eng "Engineering"`, `MOVE department eng-db "Databases" under /Acme/Engineering`);
+ * `personName` false: `CREATE member E1002 in /Acme/Sales`.
  */
-export function changeLine(c: Change): string {
+export function changeLine(c: Change, personName = true): string {
   const kind = c.entity === 'departments' ? 'department' : c.entity === 'positions' ? 'position' : 'member';
-  const name = c.fields.display_name ?? c.fields.name ?? /"([^"]*)"/.exec(c.description)?.[1];
+  // A member's name is personal data (issue 29): without personName the line names the person by source id only.
+  const name = kind === 'member' && !personName ? undefined : (c.fields.display_name ?? c.fields.name ?? /"([^"]*)"/.exec(c.description)?.[1]);
   const where = c.paths?.department_id?.after !== undefined ? ` in ${c.paths.department_id.after}` : c.paths?.parent_id?.after !== undefined ? ` under ${c.paths.parent_id.after}` : '';
   return `${c.op.toUpperCase()} ${kind} ${c.thirdId || c.platformId || ''}${typeof name === 'string' ? ` "${name}"` : ''}${where}`;
 }

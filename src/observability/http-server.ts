@@ -1,8 +1,12 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { OrgsyncError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
 import { redact, redactValue } from '../shared/redact.js';
+import { guardPersonalRoute, routeClassOf, type ReadAccess } from './route-access.js';
+import { tlsReloader, type TlsFiles } from './listener-tls.js';
 
 /** The answer of a readiness check: ready or not, with the reasons. */
 export interface Readiness {
@@ -25,6 +29,12 @@ export interface OpsHandlers {
    * undefined: not one of them.
    */
   extra?(request: { method: string; path: string; query: URLSearchParams; authorization: string | undefined }): { status: number; body: unknown } | undefined;
+  /** Issue 29: the read token of the personal routes (/plan, /plan.json, /runs/<id>, /records/<selector>/history). */
+  access?: ReadAccess;
+  /** Issue 29: serve HTTPS with these files (metrics.tls), reloaded when they change. */
+  tls?: TlsFiles;
+  /** Where TLS reloads are told. */
+  logger?: Logger;
 }
 
 /** A started listener. */
@@ -57,14 +67,24 @@ function json(res: ServerResponse, status: number, value: unknown): void {
  */
 export async function startOpsServer(listen: string, handlers: OpsHandlers): Promise<OpsServer> {
   const { host, port } = parseListen(listen);
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const onRequest: RequestListener = (req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) json(res, 500, { error: { code: 'internal_error', message: redact(err instanceof Error ? err.message : String(err)) } });
       else res.destroy();
     });
-  });
+  };
+  const server = handlers.tls ? tlsServer(handlers.tls, handlers.logger, onRequest) : createServer(onRequest);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const route = routeClassOf(req.method ?? 'GET', path);
+    if (route.kind === 'personal') {
+      // Before any handler runs: a refused request learns nothing, not even whether the run or record exists.
+      const refused = guardPersonalRoute(handlers.access, route.route, req.headers.authorization);
+      if (refused) {
+        req.resume();
+        return json(res, refused.status, refused.body);
+      }
+    }
     const answer = handlers.extra?.({ method: req.method ?? 'GET', path, query: new URL(req.url ?? '/', 'http://x').searchParams, authorization: req.headers.authorization });
     if (answer) {
       req.resume();
@@ -112,7 +132,7 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
   const addr = server.address() as AddressInfo;
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
-    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${addr.port}`,
+    url: `${handlers.tls ? 'https' : 'http'}://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${addr.port}`,
     port: addr.port,
     close: () =>
       new Promise<void>((resolve) => {
@@ -120,4 +140,13 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
         server.closeAllConnections();
       }),
   };
+}
+
+/** An HTTPS server whose certificate is read again, before a connection's handshake, when its files changed. */
+function tlsServer(files: TlsFiles, logger: Logger | undefined, onRequest: RequestListener): ReturnType<typeof createHttpsServer> {
+  const reloader = tlsReloader(files, logger);
+  const server = createHttpsServer(reloader.initial, onRequest);
+  // Prepended: node creates the connection's TLS socket from the server's context in its own 'connection' listener.
+  server.prependListener('connection', () => reloader.refresh(server));
+  return server;
 }

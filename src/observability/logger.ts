@@ -23,6 +23,11 @@ export interface LoggerOptions {
   base?: Record<string, unknown>;
   /** A terminal's status line (the sync's progress): readable lines are printed above it, never glued onto it. */
   terminal?: TerminalLine;
+  /**
+   * log.personal_data (issue 29): keep `detail` (a change line with the person's name) in JSON lines. Readable lines
+   * for a terminal keep it anyway: the operator in front of it ran the command.
+   */
+  personalData?: boolean;
 }
 
 const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
@@ -40,12 +45,21 @@ export function terminalLine(json: string): string {
   }
   const time = typeof o.time === 'string' ? o.time.slice(11, 19) : '';
   const level = (LEVEL_NAMES[o.level as number] ?? String(o.level)).padEnd(5);
-  if (o.msg === 'change applied' && typeof o.line === 'string') return `${time} ${level} ${o.line}${o.dry_run === true ? ' (dry run)' : ''}\n`;
-  const skip = new Set(['time', 'level', 'msg', 'pid', 'hostname', 'sync_id', 'run_id', 'line']);
+  if (o.msg === 'change applied' && typeof o.line === 'string') return `${time} ${level} ${typeof o.detail === 'string' ? o.detail : o.line}${o.dry_run === true ? ' (dry run)' : ''}\n`;
+  const skip = new Set(['time', 'level', 'msg', 'pid', 'hostname', 'sync_id', 'run_id', 'line', 'detail']);
   const rest = Object.entries(o)
     .filter(([k]) => !skip.has(k))
     .map(([k, v]) => `${k}=${typeof v === 'string' ? (/[\s"]/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`);
   return `${time} ${level} ${String(o.msg ?? '')}${rest.length ? ` ${rest.join(' ')}` : ''}\n`;
+}
+
+/**
+ * A JSON line's fields without `detail`, the person-level change line (issue 29): set to undefined in place, which
+ * pino leaves out, rather than a copy per line (at thousands of changes a second copies were the peak's garbage).
+ */
+function withoutPersonDetail(fields: Record<string, unknown>): Record<string, unknown> {
+  if (fields.detail !== undefined) fields.detail = undefined;
+  return fields;
 }
 
 /** The pino logger orgsync uses; it satisfies src/shared/logger.ts's Logger. */
@@ -88,7 +102,7 @@ export function createLogger(options: LoggerOptions): OrgsyncLogger {
       base: { ...(options.base ?? {}) },
       timestamp: pino.stdTimeFunctions.isoTime,
       // Level names read better than numbers in JSON; pino-pretty wants the numbers.
-      ...(options.pretty ? {} : { formatters: { level: (label: string) => ({ level: label }) } }),
+      ...(options.pretty ? {} : { formatters: { level: (label: string) => ({ level: label }), ...(options.personalData ? {} : { log: withoutPersonDetail }) } }),
       // On a terminal an applied change is a debug line (one each at log.level debug); JSON logs keep one at info.
       ...(options.pretty
         ? {

@@ -71,7 +71,7 @@ describe('operations config blocks', () => {
     expect(cfg.schedule).toBe('*/30 * * * *');
     expect(cfg.timezone).toBe('UTC');
     expect(cfg.metrics).toEqual({ listen: '0.0.0.0:9464', pushgateway_url: '' });
-    expect(cfg.log).toEqual({ level: 'info', format: 'auto', redact: [] });
+    expect(cfg.log).toEqual({ level: 'info', format: 'auto', redact: [], personal_data: false });
   });
 
   it('accepts six-field schedules and IANA zones', () => {

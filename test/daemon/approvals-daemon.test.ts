@@ -13,6 +13,10 @@ import { ADMIN } from '../e2e/harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { captureContext, getJson, until, type StatusRun } from './support.js';
 
+/** Issue 29: /plan and /plan.json need daemon.read_token_file's token. */
+const READ_TOKEN = 'approvals-read-token-1';
+const withToken = { headers: { authorization: `Bearer ${READ_TOKEN}` } };
+
 describe('daemon: /plan, /plan.json and pending approvals', { timeout: 120_000 }, () => {
   let emulator: TestEmulator;
   let dir: string;
@@ -27,6 +31,7 @@ describe('daemon: /plan, /plan.json and pending approvals', { timeout: 120_000 }
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
     dir = tempDir('orgsync-approvals-daemon-');
     writeCsv(10);
+    writeFileSync(join(dir, 'read.token'), `${READ_TOKEN}\n`);
     writeFileSync(
       join(dir, 'orgsync.yaml'),
       `platform:
@@ -37,6 +42,8 @@ state:
   path: ./state.db
 metrics:
   listen: 127.0.0.1:0
+daemon:
+  read_token_file: read.token
 sync:
   id: hr-sync
   delete_threshold: { max_count: 2, max_percent: 100 }
@@ -65,10 +72,11 @@ sources:
 
   it('serves the latest plan as an HTML report and as JSON', async () => {
     await finishedRuns(1);
-    const json = await getJson(`${url}/plan.json`);
+    const res0 = await fetch(`${url}/plan.json`, withToken);
+    const json = { status: res0.status, body: (await res0.json()) as Record<string, unknown> };
     expect(json.status).toBe(200);
     expect(json.body).toMatchObject({ sync_id: 'hr-sync', summary: { members: { create: 10 } }, refusal: null });
-    const res = await fetch(`${url}/plan`);
+    const res = await fetch(`${url}/plan`, withToken);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const html = await res.text();
@@ -87,7 +95,7 @@ sources:
     const status = (await getJson(`${url}/status`)).body;
     expect(status.pending_approvals).toEqual([expect.objectContaining({ digest, guard: 'delete_threshold', status: 'pending', run_id: last!.id })]);
     expect(last!.summary).toMatchObject({ approval: { digest, state: 'pending' } });
-    const html = await (await fetch(`${url}/plan`)).text();
+    const html = await (await fetch(`${url}/plan`, withToken)).text();
     expect(html).toContain('Refused by the delete_threshold guard');
     expect(html).toContain(`orgsync approvals approve ${digest}`);
     expect(html).toContain('Member removals (5)');

@@ -14,6 +14,8 @@ import { silentLogger } from '../../src/shared/logger.js';
 import { OrgsyncError } from '../../src/shared/errors.js';
 
 const TOKEN = 'trigger-token-0123456789';
+/** Issue 29: /runs/<id> and /records/<selector>/history need the read token. */
+const READ_TOKEN = 'read-token-9876543210';
 
 function start(token: string | undefined) {
   const shutdown = new AbortController();
@@ -42,6 +44,7 @@ function start(token: string | undefined) {
     newRunId: () => `run-${++n}`,
     ...(token !== undefined ? { triggerToken: () => token } : {}),
     recordHistory: (selector) => [{ selector, op: 'create' }],
+    listenerSecurity: { readToken: () => READ_TOKEN },
   });
   const started = async (count: number) => {
     while (runs.length < count) await new Promise<void>((r) => waiters.push(r));
@@ -52,7 +55,7 @@ function start(token: string | undefined) {
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const get = async (path: string) => {
-    const res = await fetch(`${url}${path}`);
+    const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${READ_TOKEN}` } });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const settle = () => new Promise((r) => setImmediate(r));

@@ -15,6 +15,9 @@ import { captureContext, until } from '../daemon/support.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
 
+/** Issue 29: GET /runs/<id> and /records/<selector>/history need daemon.read_token_file's token. */
+const READ = { headers: { authorization: 'Bearer read-abcdef-654321' } };
+
 describe('daemon POST /sync?only= against the emulator', () => {
   let emulator: TestEmulator | undefined;
   let dir = '';
@@ -32,7 +35,8 @@ describe('daemon POST /sync?only= against the emulator', () => {
     dir = mkdtempSync(join(tmpdir(), 'orgsync-trigger-'));
     writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }));
     writeFileSync(join(dir, 'trigger.token'), 'tok-abcdef-123456\n');
-    const file = writeCsvConfig(dir, { baseUrl: em.url, apiKey: TEST_KEYS.acmeRw, extra: 'metrics:\n  listen: 127.0.0.1:0\ndaemon:\n  trigger_token_file: trigger.token\n' });
+    writeFileSync(join(dir, 'read.token'), 'read-abcdef-654321\n');
+    const file = writeCsvConfig(dir, { baseUrl: em.url, apiKey: TEST_KEYS.acmeRw, extra: 'metrics:\n  listen: 127.0.0.1:0\ndaemon:\n  trigger_token_file: trigger.token\n  read_token_file: read.token\n' });
     const cap = captureContext();
     let url = '';
     const exit = daemonMain(loadConfig(file, {}), cap.ctx, '127.0.0.1:0', { scheduler: new ManualScheduler(30 * 60_000), onListening: (u) => (url = u) });
@@ -57,13 +61,13 @@ describe('daemon POST /sync?only= against the emulator', () => {
     expect(res.status).toBe(202);
     const { run_id: runId } = (await res.json()) as { run_id: string };
     const run = await until('the triggered run', async () => {
-      const r = (await (await fetch(`${url}/runs/${runId}`)).json()) as { result: string; trigger: string };
+      const r = (await (await fetch(`${url}/runs/${runId}`, READ)).json()) as { result: string; trigger: string };
       return r.result !== 'running' ? r : undefined;
     });
     expect(run).toMatchObject({ id: runId, trigger: 'http', result: 'success' });
     const counts = (await em.request('GET', '/_emulator/requests', { token: ADMIN })).body.requests as { method: string; route: string; count: number }[];
     expect(counts.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.route} ${c.count}`).sort()).toEqual(['POST /api/external/v1/org/departments 1', 'POST /api/external/v1/org/members 1']);
-    const history = (await (await fetch(`${url}/records/u3/history`)).json()) as { entries: { op: string; run_id: string; trigger: string; fields: Record<string, { new: string }> }[] };
+    const history = (await (await fetch(`${url}/records/u3/history`, READ)).json()) as { entries: { op: string; run_id: string; trigger: string; fields: Record<string, { new: string }> }[] };
     expect(history.entries).toEqual([expect.objectContaining({ op: 'create', run_id: runId, trigger: 'http' })]);
     expect(history.entries[0]!.fields.email!.new).toBe('n***@acme.test');
     expect((await fetch(`${url}/sync`, { method: 'POST', headers: { authorization: 'Bearer nope' } })).status).toBe(401);
@@ -80,7 +84,7 @@ describe('daemon POST /sync?only= against the emulator', () => {
     expect(res.status).toBe(202);
     const { run_id: runId } = (await res.json()) as { run_id: string };
     const run = await until('the triggered run', async () => {
-      const r = (await (await fetch(`${url}/runs/${runId}`)).json()) as { result: string };
+      const r = (await (await fetch(`${url}/runs/${runId}`, READ)).json()) as { result: string };
       return r.result !== 'running' && r.result !== 'queued' ? r : undefined;
     });
     expect(run).toMatchObject({

@@ -11,6 +11,7 @@ import { combineObservers, runOnce, type RunOnceOptions, type RunSummary } from 
 import { createRunApprovals, reportContextOf } from '../../daemon/approvals.js';
 import { ApprovalStore } from '../../mirror/approvals.js';
 import { createNotifier, type Notifier } from '../../observability/notify/index.js';
+import { listenerSecurityOf } from '../../observability/route-access.js';
 import { failedEvent, notifyEventsOf } from '../../daemon/notify.js';
 
 /** How long closing an environment waits for queued notifications (bounded: a dead webhook delays exit by this at most). */
@@ -116,6 +117,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
     secrets: config.meta.secrets,
     redactPaths: config.log.redact,
     base: { sync_id: config.sync.id },
+    personalData: config.log.personal_data,
     ...(options.terminal ? { terminal: options.terminal } : {}),
   });
   const dbPath = resolveConfigPath(config, config.state.path);
@@ -326,6 +328,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
       pendingApprovals: () => env.approvals.open().map(approvalJson),
       ...(tokenFile ? { triggerToken: () => readTriggerToken(tokenFile, env.logger) } : {}),
       recordHistory: (selector) => records.entries(historyKeysFor(selector, env.mirror, env.ownership.ownedMembers())).map(historyJson),
+      listenerSecurity: listenerSecurityOf(config, env.logger),
     });
   } finally {
     await env.close();
