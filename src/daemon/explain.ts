@@ -193,7 +193,7 @@ export function renderExplanations(list: readonly RecordExplanation[], departmen
     lines.push(`${e.entity} ${e.thirdId || '(no third id)'}${e.platformId ? ` (platform id ${e.platformId})` : ''}`);
     if (e.source) {
       lines.push(`  source:     ${e.source.name}${e.source.location ? ` at ${e.source.location}` : ''}`);
-      const w = Math.max(...e.source.fields.map((f) => f.field.length));
+      const w = e.source.fields.reduce((n, f) => Math.max(n, f.field.length), 0);
       for (const f of e.source.fields) lines.push(`    ${f.field.padEnd(w)}  ${q(f.value)}  from ${f.from}`);
     } else if (e.quarantine.length === 0) lines.push('  source:     not in the sources');
     for (const qe of e.quarantine) lines.push(`  quarantined: ${qe.source} at ${qe.location}: ${qe.reason}: ${qe.message}`);

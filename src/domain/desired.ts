@@ -94,4 +94,6 @@ export interface DesiredState {
   warnings?: SourceWarning[];
   /** Per entity: true when at least one configured source provides that entity (an unprovided entity is never diffed for removals). */
   provided: Record<EntityKind, boolean>;
+  /** Records each source left out by its include/exclude rules (absent: none), so plans account for them (issue 32). */
+  excluded?: ({ source: string } & Record<EntityKind, number>)[];
 }

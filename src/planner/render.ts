@@ -1,6 +1,7 @@
 /** The two renderings of a Plan: a text table per entity and operation, and one stable JSON document. */
 import type { BlockedRecord, Change, EntityKind, Plan, PlanValue, QuarantineEntry } from '../domain/index.js';
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
+import { accountingLines, accountingToJson, type RecordAccounting } from './report/accounting.js';
 
 const SIGN: Record<string, string> = { create: '+', adopt: '@', update: '~', move: '>', remove: '-' };
 
@@ -9,9 +10,11 @@ export interface RenderExtras {
   quarantine?: readonly QuarantineEntry[];
   /** Print every row (`plan --full`); by default at most ROWS_PER_GROUP rows per entity and operation. */
   full?: boolean;
+  /** Where every source record went (issue 32): printed after the summary, and `records` in JSON. */
+  records?: RecordAccounting;
 }
 
-/** Rows of one entity and operation the text plan prints unless `--full`; the rest are counted. */
+/** Rows of one entity and operation (or one list: warnings, withheld, ...) the text plan prints unless `--full`; the rest are counted. */
 export const ROWS_PER_GROUP = 50;
 
 /** The one-line summary: `Plan: 3 to create, 0 to adopt, 1 to update, 0 to move, 2 to remove.` */
@@ -42,72 +45,110 @@ function changeDetail(c: Change): string {
   return keys.map((k) => (c.before?.[k] === undefined ? `${k}: ${value(k, 'after', c.fields[k])}` : `${k}: ${value(k, 'before', c.before[k])} -> ${value(k, 'after', c.fields[k])}`)).join('; ');
 }
 
-/** Text: one table per entity and operation, then warnings, withheld changes, quarantine and a summary line. */
-export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
-  const lines: string[] = [];
-  // The summary first (a 20,000-row plan is read from the top), and again at the end.
-  const total = summaryText(plan);
-  if (plan.changes.length > 0) lines.push(total, '');
+/** A count as the reports print it: `199,800`. */
+export const formatCount = (n: number): string => n.toLocaleString('en-US');
+
+/**
+ * One list of the text plan: its heading, at most ROWS_PER_GROUP rows (every row with `full`), `  ... and N more
+ * <what> (--full prints all)`, and an empty line. Returns how many rows it left out.
+ */
+function* listLines<T>(heading: string, list: readonly T[], full: boolean | undefined, row: (t: T) => string, what: string): Generator<string, number> {
+  if (list.length === 0) return 0;
+  yield heading;
+  const shown = full ? list.length : Math.min(list.length, ROWS_PER_GROUP);
+  for (let i = 0; i < shown; i++) yield row(list[i]!);
+  if (shown < list.length) yield `  ... and ${formatCount(list.length - shown)} more ${what} (--full prints all)`;
+  yield '';
+  return list.length - shown;
+}
+
+/** The changes of a plan per `entity op`, in plan order. */
+function groupChanges(changes: readonly Change[]): Map<string, Change[]> {
   const groups = new Map<string, Change[]>();
-  for (const c of plan.changes) {
+  for (const c of changes) {
     const k = `${c.entity} ${c.op}`;
     const list = groups.get(k);
     if (list) list.push(c);
     else groups.set(k, [c]);
   }
+  return groups;
+}
+
+/** The tables of changes, one per entity and operation; returns how many changes they left out. */
+function* changeTableLines(plan: Plan, full: boolean | undefined): Generator<string, number> {
+  const groups = groupChanges(plan.changes);
+  let omitted = 0;
   for (const entity of ENTITY_KINDS) {
     for (const op of CHANGE_OPS) {
       const list = groups.get(`${entity} ${op}`);
       if (!list) continue;
-      lines.push(`${entity} ${op} (${list.length})`);
-      const keyWidth = Math.min(40, Math.max(...list.map((c) => (c.thirdId || c.platformId || '').length), 3));
-      const shown = extras.full ? list : list.slice(0, ROWS_PER_GROUP);
-      for (const c of shown) {
+      // The key column is as wide as the longest key shown (a loop: a million changes do not fit in an argument list).
+      const shownCount = full ? list.length : Math.min(list.length, ROWS_PER_GROUP);
+      let keyWidth = 3;
+      for (let i = 0; i < shownCount; i++) keyWidth = Math.max(keyWidth, (list[i]!.thirdId || list[i]!.platformId || '').length);
+      keyWidth = Math.min(40, keyWidth);
+      omitted += yield* listLines(`${entity} ${op} (${list.length})`, list, full, (c) => {
         const detail = changeDetail(c);
-        lines.push(`  ${SIGN[op]} ${(c.thirdId || c.platformId || '').padEnd(keyWidth)}  ${c.description}${detail ? `  [${detail}]` : ''}  (${c.reason})`);
-      }
-      if (shown.length < list.length) lines.push(`  ... and ${list.length - shown.length} more ${entity} to ${op} (--full prints all)`);
-      lines.push('');
+        return `  ${SIGN[op]} ${(c.thirdId || c.platformId || '').padEnd(keyWidth)}  ${c.description}${detail ? `  [${detail}]` : ''}  (${c.reason})`;
+      }, `${entity} to ${op}`);
     }
   }
-  if (plan.warnings.length > 0) {
-    lines.push(`warnings (${plan.warnings.length})`);
-    for (const w of plan.warnings) lines.push(`  ! ${w.code} ${w.entity} ${w.thirdId || w.platformId || ''}: ${w.message}`);
-    lines.push('');
-  }
-  if (plan.withheld.length > 0) {
-    lines.push(`withheld (${plan.withheld.length})`);
-    for (const w of plan.withheld) lines.push(`  . ${w.change.entity} ${w.change.op} ${w.change.thirdId || w.change.platformId || ''}: ${w.change.description} (${w.why}${w.dueAt ? `, due ${w.dueAt}` : ''})`);
-    lines.push('');
-  }
-  const scheduled = plan.lifecycle?.scheduled ?? [];
-  if (scheduled.length > 0) {
-    lines.push(`scheduled (${scheduled.length})`);
-    for (const e of scheduled) lines.push(`  > members ${e.thirdId}: "${e.displayName}" starts ${e.date}; created from ${e.createOn}`);
-    lines.push('');
-  }
-  const ended = plan.lifecycle?.ended ?? [];
-  if (ended.length > 0) {
-    lines.push(`ended (${ended.length})`);
-    for (const e of ended) lines.push(`  < members ${e.thirdId}: "${e.displayName}" end_date ${e.date} has passed: ${e.action === 'not_created' ? 'not created' : e.action === 'suspend' ? 'suspended' : 'removed'}`);
-    lines.push('');
-  }
-  if (extras.quarantine && extras.quarantine.length > 0) {
-    lines.push(`quarantined (${extras.quarantine.length})`);
-    for (const q of extras.quarantine) lines.push(`  ? ${q.entity} ${q.source_id ?? ''} ${q.source} ${q.location}: ${q.reason}: ${q.message}`);
-    lines.push('');
-  }
-  lines.push(...blockedLines(blockedRecords(plan)));
-  if (plan.refusal) lines.push(`REFUSED by ${plan.refusal.guard}: ${plan.refusal.message}`);
-  lines.push(total);
-  return `${lines.join('\n')}\n`;
+  return omitted;
 }
 
-/** `Plan: ... (positions 1, departments 2, members 3) 1 warning(s), 1 unpatchable drift.` */
+const endedAction = (a: string | undefined) => (a === 'not_created' ? 'not created' : a === 'suspend' ? 'suspended' : 'removed');
+
+/**
+ * The lines of the text plan: one table per entity and operation, then warnings, withheld changes, quarantine, a
+ * summary line and where the source records went. Each list prints at most ROWS_PER_GROUP rows unless `full`, so a
+ * plan of a million changes prints a page; a generator, so `--full` streams instead of building one string.
+ */
+export function* planTextLines(plan: Plan, extras: RenderExtras = {}): Generator<string> {
+  const full = extras.full;
+  // The summary first (a 20,000-row plan is read from the top), and again at the end.
+  const total = summaryText(plan);
+  if (plan.changes.length > 0) yield* [total, ''];
+  let omitted = yield* changeTableLines(plan, full);
+  omitted += yield* listLines(`warnings (${plan.warnings.length})`, plan.warnings, full, (w) => `  ! ${w.code} ${w.entity} ${w.thirdId || w.platformId || ''}: ${w.message}`, 'warnings');
+  omitted += yield* listLines(`withheld (${plan.withheld.length})`, plan.withheld, full, (w) => `  . ${w.change.entity} ${w.change.op} ${w.change.thirdId || w.change.platformId || ''}: ${w.change.description} (${w.why}${w.dueAt ? `, due ${w.dueAt}` : ''})`, 'withheld changes');
+  const scheduled = plan.lifecycle?.scheduled ?? [];
+  omitted += yield* listLines(`scheduled (${scheduled.length})`, scheduled, full, (e) => `  > members ${e.thirdId}: "${e.displayName}" starts ${e.date}; created from ${e.createOn}`, 'scheduled members');
+  const ended = plan.lifecycle?.ended ?? [];
+  omitted += yield* listLines(`ended (${ended.length})`, ended, full, (e) => `  < members ${e.thirdId}: "${e.displayName}" end_date ${e.date} has passed: ${endedAction(e.action)}`, 'ended members');
+  const quarantine = extras.quarantine ?? [];
+  omitted += yield* listLines(`quarantined (${quarantine.length})`, quarantine, full, (q) => `  ? ${q.entity} ${q.source_id ?? ''} ${q.source} ${q.location}: ${q.reason}: ${q.message}`, 'quarantined records');
+  if (omitted > 0) yield* [`Not listed above: ${formatCount(omitted)} rows (--full prints every row; the JSON output lists every change: --output json).`, ''];
+  yield* blockedLines(blockedRecords(plan));
+  if (plan.refusal) yield `REFUSED by ${plan.refusal.guard}: ${plan.refusal.message}`;
+  yield total;
+  if (extras.records) yield* accountingLines(extras.records);
+}
+
+/** Text: the lines of planTextLines, as one string (for plans whose text is a page; `writeLines` streams). */
+export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
+  let out = '';
+  for (const line of planTextLines(plan, extras)) out += `${line}\n`;
+  return out;
+}
+
+/** Writes lines (each followed by a newline) in chunks of about 64 KB: a million rows never become one string. */
+export function writeLines(lines: Iterable<string>, write: (chunk: string) => void, chunkSize = 65_536): void {
+  let buf = '';
+  for (const line of lines) {
+    buf += `${line}\n`;
+    if (buf.length >= chunkSize) {
+      write(buf);
+      buf = '';
+    }
+  }
+  if (buf !== '') write(buf);
+}
+
+/** `Plan: ... (changes: positions 1, departments 2, members 3) 1 warning(s), 1 unpatchable drift.` */
 function summaryText(plan: Plan): string {
   const perEntity = ENTITY_KINDS.map((e) => `${e} ${CHANGE_OPS.reduce((n, op) => n + plan.counts[e][op], 0)}`).join(', ');
   const drift = plan.warnings.filter((w) => w.code === 'unpatchable_drift').length;
-  return `${summaryLine(plan)}${plan.changes.length > 0 ? ` (${perEntity})` : ''}${plan.warnings.length ? ` ${plan.warnings.length} warning(s)${drift ? `, ${drift} unpatchable drift` : ''}.` : ''}`;
+  return `${summaryLine(plan)}${plan.changes.length > 0 ? ` (changes: ${perEntity})` : ''}${plan.warnings.length ? ` ${plan.warnings.length} warning(s)${drift ? `, ${drift} unpatchable drift` : ''}.` : ''}`;
 }
 
 /**
@@ -170,12 +211,34 @@ export interface PlanJson {
     scheduled: { third_id: string; display_name: string; start_date: string; start_at: string; create_on: string }[];
     ended: { third_id: string; display_name: string; end_date: string; end_at: string; action: string }[];
   };
+  /** Issue 32: every source record, planned or left alone, per entity (present when the command knows the sources' records). */
+  records?: ReturnType<typeof accountingToJson>;
 }
 
-/** The JSON document of a plan. */
-export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
+/** The JSON form of one change (an element of `changes`). */
+export function changeToJson(c: Change): PlanJson['changes'][number] {
+  return {
+    id: c.id,
+    entity: c.entity,
+    op: c.op,
+    third_id: c.thirdId,
+    platform_id: c.platformId ?? null,
+    description: c.description,
+    reason: c.reason,
+    fields: c.fields,
+    before: c.before ?? null,
+    request: c.request ? { method: c.request.method, path: c.request.path, body: c.request.body ?? null } : null,
+    depends_on: c.dependsOn,
+    adopted_by: c.adoptedBy ?? null,
+  };
+}
+
+/** The JSON document of a plan without its changes (`changes: []`, in its place among the keys). */
+function planJsonFrame(plan: Plan, extras: RenderExtras): PlanJson {
   const quarantine = extras.quarantine ?? [];
   const blocked = blockedRecords(plan);
+  let drift = 0;
+  for (const w of plan.warnings) if (w.code === 'unpatchable_drift') drift += 1;
   return {
     format_version: plan.formatVersion,
     sync_id: plan.syncId,
@@ -186,7 +249,7 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
       ...plan.counts,
       total: plan.changes.length,
       warnings: plan.warnings.length,
-      unpatchable_drift: plan.warnings.filter((w) => w.code === 'unpatchable_drift').length,
+      unpatchable_drift: drift,
       withheld: plan.withheld.length,
       quarantined: quarantine.length,
       blocked: blocked.length,
@@ -194,20 +257,7 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
       ended: plan.lifecycle?.ended.length ?? 0,
     },
     refusal: plan.refusal ? { guard: plan.refusal.guard, message: plan.refusal.message, ...(plan.refusal.entities ? { entities: plan.refusal.entities } : {}) } : null,
-    changes: plan.changes.map((c) => ({
-      id: c.id,
-      entity: c.entity,
-      op: c.op,
-      third_id: c.thirdId,
-      platform_id: c.platformId ?? null,
-      description: c.description,
-      reason: c.reason,
-      fields: c.fields,
-      before: c.before ?? null,
-      request: c.request ? { method: c.request.method, path: c.request.path, body: c.request.body ?? null } : null,
-      depends_on: c.dependsOn,
-      adopted_by: c.adoptedBy ?? null,
-    })),
+    changes: [],
     warnings: plan.warnings.map((w) => ({ code: w.code, entity: w.entity, third_id: w.thirdId, platform_id: w.platformId ?? null, message: w.message })),
     withheld: plan.withheld.map((w) => ({
       id: w.change.id,
@@ -224,5 +274,38 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
       scheduled: (plan.lifecycle?.scheduled ?? []).map((e) => ({ third_id: e.thirdId, display_name: e.displayName, start_date: e.date, start_at: e.at, create_on: e.createOn ?? '' })),
       ended: (plan.lifecycle?.ended ?? []).map((e) => ({ third_id: e.thirdId, display_name: e.displayName, end_date: e.date, end_at: e.at, action: e.action ?? 'remove' })),
     },
+    ...(extras.records ? { records: accountingToJson(extras.records) } : {}),
   };
+}
+
+/** The JSON document of a plan. */
+export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
+  const doc = planJsonFrame(plan, extras);
+  doc.changes = plan.changes.map(changeToJson);
+  return doc;
+}
+
+/**
+ * The JSON document of a plan as `JSON.stringify(planToJson(plan, extras), null, 2)` plus a newline, byte for byte,
+ * in chunks: the changes are stringified one at a time, so a plan of a million changes (more text than V8's largest
+ * string) is written whole, and never copied into a second object tree.
+ */
+export function* planJsonChunks(plan: Plan, extras: RenderExtras = {}, chunkSize = 65_536): Generator<string> {
+  const frame = JSON.stringify(planJsonFrame(plan, extras), null, 2);
+  // Top-level keys are the only ones indented by two spaces, and strings hold no raw newline: this marker is unique.
+  const marker = '\n  "changes": []';
+  const at = frame.indexOf(marker);
+  if (plan.changes.length === 0 || at < 0) {
+    yield `${frame}\n`;
+    return;
+  }
+  let buf = `${frame.slice(0, at)}\n  "changes": [`;
+  for (let i = 0; i < plan.changes.length; i++) {
+    buf += `${i === 0 ? '' : ','}\n    ${JSON.stringify(changeToJson(plan.changes[i]!), null, 2).replace(/\n/g, '\n    ')}`;
+    if (buf.length >= chunkSize) {
+      yield buf;
+      buf = '';
+    }
+  }
+  yield `${buf}\n  ]${frame.slice(at + marker.length)}\n`;
 }

@@ -100,6 +100,8 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
     sources.push(summary);
   }
   const state = buildDesiredState(batches);
+  const excluded = sources.filter((s) => s.excluded.departments + s.excluded.positions + s.excluded.members > 0);
+  if (excluded.length > 0) state.excluded = excluded.map((s) => ({ source: s.name, ...s.excluded }));
   if (state.quarantine.length > 0) opts.logger.warn({ quarantined: state.quarantine.length }, 'records quarantined');
   return { sources, state };
 }

@@ -8,6 +8,8 @@ import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { runResultOf, writesOf } from '../../daemon/daemon.js';
 import type { RunSummary } from '../../daemon/run-once.js';
 import { renderPlanText } from '../../planner/render.js';
+import { accountRecords } from '../../planner/report/accounting.js';
+import type { DesiredState } from '../../domain/index.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openEmulatorDoor } from '../emulator-door.js';
@@ -72,14 +74,18 @@ async function runDemo(ctx: CliContext, keepRunning: boolean): Promise<number> {
     let first: RunSummary;
     let second: RunSummary;
     try {
+      // The desired state of each run, so its plan accounts for every source record (issue 32).
+      let desired: DesiredState | undefined;
+      const observer = { onPlan: (_p: unknown, d: DesiredState) => (desired = d) };
+      const records = (s: RunSummary) => (desired ? { records: accountRecords(s.plan, desired) } : {});
       out('== Run 1: the first sync of the demo data into an empty tenant ==\n\n');
-      first = await run.run({ mode: 'apply' }, { signal: ctx.shutdownSignal });
+      first = await run.run({ mode: 'apply', observer }, { signal: ctx.shutdownSignal });
       run.metrics.recordRun(runResultOf(first), Date.parse(first.startedAt), Date.parse(first.startedAt) + first.durationMs);
-      out(renderPlanText(first.plan, { quarantine: first.quarantined }));
+      out(renderPlanText(first.plan, { quarantine: first.quarantined, ...records(first) }));
       out(`\n${renderRunSummary(first)}\n`);
       out('== Run 2: the same data again ==\n\n');
-      second = await run.run({ mode: 'apply' }, { signal: ctx.shutdownSignal });
-      out(renderPlanText(second.plan, { quarantine: second.quarantined }));
+      second = await run.run({ mode: 'apply', observer }, { signal: ctx.shutdownSignal });
+      out(renderPlanText(second.plan, { quarantine: second.quarantined, ...records(second) }));
       out(`\n${renderRunSummary(second)}\n`);
     } finally {
       await run.close();

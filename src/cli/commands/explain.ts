@@ -67,7 +67,7 @@ function recentHistoryLines(store: RecordHistory, found: readonly { entity: stri
     const entries = store.entries({ sourceIds: e.thirdId ? [e.thirdId] : [], platformIds: e.platformId ? [e.platformId] : [] }, { limit: 3 });
     lines.push(`history of ${e.entity} ${e.thirdId || e.platformId || ''} (last 3, newest first):`);
     if (entries.length === 0) lines.push('  no writes recorded');
-    for (const h of entries) lines.push(...historyLine(h).split('\n').map((l) => `  ${l}`));
+    for (const h of entries) for (const l of historyLine(h).split('\n')) lines.push(`  ${l}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { planToJson, renderPlanText, ROWS_PER_GROUP } from '../../planner/render.js';
+import { planJsonChunks, planTextLines, ROWS_PER_GROUP, writeLines } from '../../planner/render.js';
+import { accountRecords } from '../../planner/report/accounting.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from './daemon.js';
@@ -9,7 +10,7 @@ import { savePlan } from '../../daemon/saved-plan.js';
 import type { DesiredState } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { withoutLeaseNote } from '../../mirror/snapshot.js';
-import { renderPlanHtml } from '../../planner/report/index.js';
+import { HTML_ROWS_PER_TABLE, renderPlanHtml } from '../../planner/report/index.js';
 import { writeFileSync } from 'node:fs';
 import { OrgsyncError } from '../../shared/errors.js';
 
@@ -41,7 +42,7 @@ export function registerPlanCommand(program: Command, ctx: CliContext, setResult
     .option('--allow-deletes <n>', 'plan as a sync with --allow-deletes N would (the delete threshold then permits up to N removals)', parseAllowDeletes)
     .option('--detailed-exitcode', 'exit 0 when in sync and 5 when changes are pending or source records are blocked (3 when a guard refuses)')
     .option('--out <file>', 'also write the plan, signed, with hashes of the mirror and source state, for `orgsync apply <file>` (takes the state DB\'s lease; without --out plan reads a snapshot and runs beside a daemon); with --output html: write the HTML report to <file> instead (no lease: the report is no saved plan)')
-    .option('--full', `text output: print every change (by default at most ${ROWS_PER_GROUP} per entity and operation, with a count of the rest)`)
+    .option('--full', `text and html output: list every change (by default at most ${ROWS_PER_GROUP} rows per entity and operation in text, ${HTML_ROWS_PER_TABLE} per table in html, with a count of the rest; json always lists every change)`)
     .option('--allow-source-shrink', 'plan as `sync --allow-source-shrink` would')
     .option('--accept-scope-change', 'plan as `sync --accept-scope-change` would')
     .addHelpText(
@@ -79,7 +80,7 @@ Examples:
             );
             if (opts.output === 'html') {
               const latest = env.latestPlan();
-              const html = renderPlanHtml(summary.plan, latest?.context ?? { quarantine: summary.quarantined });
+              const html = renderPlanHtml(summary.plan, latest?.context ?? { quarantine: summary.quarantined }, { full: opts.full === true });
               if (opts.out !== undefined) {
                 writeReport(opts.out, html);
                 ctx.stderr.write(`orgsync: plan report written to ${opts.out}\n`);
@@ -88,9 +89,13 @@ Examples:
               savePlan(opts.out, summary.plan, desired, { mirror: env.mirror, ownership: env.ownership, trust: new TrustStateStore(env.db, config.sync.id) });
               ctx.stderr.write(`orgsync: plan written to ${opts.out}\n`);
             }
-            const extras = { quarantine: summary.quarantined, full: opts.full === true };
-            if (opts.output === 'json') ctx.stdout.write(`${JSON.stringify(planToJson(summary.plan, extras), null, 2)}\n`);
-            else if (opts.output === 'text') ctx.stdout.write(renderPlanText(summary.plan, extras));
+            // Every source record, planned or left alone (issue 32); an `--only` plan is a part, so it has none.
+            const records = desired && !summary.selection ? accountRecords(summary.plan, desired) : undefined;
+            const extras = { quarantine: summary.quarantined, full: opts.full === true, ...(records ? { records } : {}) };
+            // In chunks: the JSON of a million changes is longer than a string can be.
+            const write = (chunk: string) => ctx.stdout.write(chunk);
+            if (opts.output === 'json') for (const chunk of planJsonChunks(summary.plan, extras)) write(chunk);
+            else if (opts.output === 'text') writeLines(planTextLines(summary.plan, extras), write);
             if (summary.exitCode !== EXIT.OK) {
               if (summary.error) ctx.stderr.write(`orgsync: ${summary.error}\n`);
               return summary.exitCode;

@@ -4,7 +4,10 @@ import { loadConfig } from '../../config/load.js';
 import { finishSyncRun, writesOf } from '../../daemon/daemon.js';
 import type { RunSummary } from '../../daemon/run-once.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
-import { blockedLines, blockedToJson, renderPlanText } from '../../planner/render.js';
+import { blockedLines, blockedToJson, planTextLines, writeLines } from '../../planner/render.js';
+import { accountingLines, accountingToJson, accountRecords, type RecordAccounting } from '../../planner/report/accounting.js';
+import type { DesiredState } from '../../domain/index.js';
+import { combineObservers } from '../../daemon/run-once.js';
 import { NOT_OWNED_ABSENT } from '../../planner/index.js';
 import { EXIT, OrgsyncError, signalExitCode } from '../../shared/errors.js';
 import { selectorProblem, selectorProblemMessage } from '../../planner/select.js';
@@ -14,8 +17,11 @@ import { parseAllowDeletes } from './plan.js';
 import { createProgressReporter } from './sync-progress.js';
 import { TerminalLine } from '../../observability/terminal-line.js';
 
-/** The text summary of a sync run (README "orgsync sync"). */
-export function renderSyncSummary(s: RunSummary): string {
+/**
+ * The text summary of a sync run (README "orgsync sync"); with `records`, where every source record went (issue
+ * 32), after the rest.
+ */
+export function renderSyncSummary(s: RunSummary, records?: RecordAccounting): string {
   const lines: string[] = [];
   const verdict: Record<RunSummary['result'], string> = {
     in_sync: 'in sync, nothing to do',
@@ -41,7 +47,7 @@ export function renderSyncSummary(s: RunSummary): string {
     for (const f of s.failures.slice(0, 50)) lines.push(`  ${f.entity} ${f.op} ${f.thirdId || f.platformId || ''}: ${f.status}: ${f.message}`);
     if (s.failures.length > 50) lines.push(`  ... and ${s.failures.length - 50} more`);
   }
-  lines.push(...blockedLines(s.blocked).filter((l) => l !== ''));
+  for (const l of blockedLines(s.blocked)) if (l !== '') lines.push(l);
   const notOwned = s.plan.warnings.filter((w) => w.code === NOT_OWNED_ABSENT);
   if (notOwned.length > 0) {
     lines.push(`not owned, left alone: ${notOwned.length}`);
@@ -58,8 +64,9 @@ export function renderSyncSummary(s: RunSummary): string {
     for (const q of s.quarantined.slice(0, 50)) lines.push(`  ${q.entity} ${q.source_id ?? ''} (${q.source} ${q.location}): ${q.reason}: ${q.message}`);
     if (s.quarantined.length > 50) lines.push(`  ... and ${s.quarantined.length - 50} more`);
   }
-  lines.push(...selectionLines(s));
+  for (const l of selectionLines(s)) lines.push(l);
   if (s.error && s.result !== 'refused') lines.push(`error: ${s.error}`);
+  if (records) for (const l of accountingLines(records)) lines.push(l);
   return `${lines.join('\n')}\n`;
 }
 
@@ -77,7 +84,7 @@ export function selectionLines(s: RunSummary): string[] {
 }
 
 /** The JSON summary of `orgsync sync --output json`. */
-export function syncSummaryJson(s: RunSummary): Record<string, unknown> {
+export function syncSummaryJson(s: RunSummary, records?: RecordAccounting): Record<string, unknown> {
   return {
     sync_id: s.syncId,
     result: s.result,
@@ -104,6 +111,7 @@ export function syncSummaryJson(s: RunSummary): Record<string, unknown> {
     ...(s.selection
       ? { selected: s.selection.map((r) => ({ selector: r.selector, entity: r.entity, third_id: r.thirdId, platform_id: r.platformId ?? null, name: r.label ?? null, done: r.done, needed_first: r.neededFirst })) }
       : {}),
+    ...(records ? { records: accountingToJson(records) } : {}),
   };
 }
 
@@ -144,12 +152,13 @@ Examples:
           const terminal = ctx.isTTY ? new TerminalLine(ctx.stderr) : undefined;
           const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: ctx.isTTY, ...(terminal ? { terminal } : {}) });
           const progress = createProgressReporter({ tty: ctx.isTTY, stream: ctx.stderr, logger: env.logger, ...(terminal ? { terminal } : {}), runId: () => env.lastRunId });
+          let desired: DesiredState | undefined;
           try {
             const summary = await env.run(
               {
                 mode: 'apply',
                 dryRun: opts.dryRun === true,
-                observer: progress.observer,
+                observer: combineObservers(progress.observer, { onPlan: (_p, d) => (desired = d) }),
                 allowSourceShrink: opts.allowSourceShrink === true,
                 acceptScopeChange: opts.acceptScopeChange === true,
                 ...(opts.only ? { only: opts.only } : {}),
@@ -164,12 +173,14 @@ Examples:
             if (bySignal !== undefined && summary.result === 'stopped') summary.exitCode = bySignal as RunSummary['exitCode'];
             if (summary.result === 'refused') {
               // Nothing was applied: show what would have been, and why it was refused.
-              if (opts.output === 'text') ctx.stdout.write(renderPlanText(summary.plan, { quarantine: summary.quarantined }));
+              if (opts.output === 'text') writeLines(planTextLines(summary.plan, { quarantine: summary.quarantined }), (chunk) => ctx.stdout.write(chunk));
               ctx.stderr.write(`orgsync: ${summary.error ?? 'refused by a guard'}\n`);
             } else if (summary.exitCode === EXIT.FAILED && summary.error) {
               ctx.stderr.write(`orgsync: ${summary.error}\n`);
             }
-            ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(syncSummaryJson(summary), null, 2)}\n` : renderSyncSummary(summary));
+            // Every source record, planned or left alone (issue 32); an `--only` run plans a part, so it has none.
+            const records = desired && !summary.selection ? accountRecords(summary.plan, desired) : undefined;
+            ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(syncSummaryJson(summary, records), null, 2)}\n` : renderSyncSummary(summary, records));
             return summary.exitCode;
           } finally {
             progress.stop();

@@ -45,14 +45,39 @@ interface Column<T> {
   cell(t: T): string;
 }
 
-function table<T>(id: string, caption: string, rows: readonly T[], cols: Column<T>[], kind: (t: T) => string): string {
-  if (rows.length === 0) return `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (0)</h2><p>None.</p></section>`;
+/** Rows of one table the report lists unless `full`; the rest are counted under it (the JSON lists every change). */
+export const HTML_ROWS_PER_TABLE = 200;
+
+/** How the report is rendered. */
+export interface PlanReportOptions {
+  /** List every row (`plan --output html --full`); by default at most HTML_ROWS_PER_TABLE per table. */
+  full?: boolean;
+}
+
+/** One table: heading with the whole count, at most `limit` rows, and a line saying how many more there are. */
+function* table<T>(id: string, caption: string, rows: readonly T[], cols: Column<T>[], kind: (t: T) => string, limit: number): Generator<string> {
+  if (rows.length === 0) {
+    yield `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (0)</h2><p>None.</p></section>`;
+    return;
+  }
   const head = cols.map((c) => `<th scope="col">${esc(c.head)}</th>`).join('');
-  const body = rows.map((r) => `<tr class="row" data-kind="${esc(kind(r))}">${cols.map((c) => `<td>${esc(c.cell(r))}</td>`).join('')}</tr>`).join('\n');
-  return `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (${rows.length})</h2>
+  yield `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (${rows.length})</h2>
 <table id="${id}" class="filterable"><caption>${esc(caption)}</caption><thead><tr>${head}</tr></thead><tbody>
-${body}
-</tbody></table></section>`;
+`;
+  const shown = Math.min(rows.length, limit);
+  let buf = '';
+  for (let i = 0; i < shown; i++) {
+    const r = rows[i]!;
+    buf += `${i === 0 ? '' : '\n'}<tr class="row" data-kind="${esc(kind(r))}">${cols.map((c) => `<td>${esc(c.cell(r))}</td>`).join('')}</tr>`;
+    if (buf.length >= 65_536) {
+      yield buf;
+      buf = '';
+    }
+  }
+  const more = rows.length - shown;
+  const moreLine = more > 0 ? `<p class="more" id="${id}-more">… and ${more.toLocaleString('en-US')} more ${esc(caption.toLowerCase())} (the JSON output lists every change: <code>orgsync plan --output json</code>; <code>--full</code> lists every row here)</p>` : '';
+  yield `${buf}
+</tbody></table>${moreLine}</section>`;
 }
 
 const changeCols = (extra: Column<Change>[] = []): Column<Change>[] => [
@@ -101,8 +126,19 @@ const SCRIPT = `
 })();
 `;
 
-/** Renders the report of `plan` as one HTML document. */
-export function renderPlanHtml(plan: Plan, ctx: PlanReportContext = {}): string {
+/** Renders the report of `plan` as one HTML document (planHtmlChunks, joined). */
+export function renderPlanHtml(plan: Plan, ctx: PlanReportContext = {}, options: PlanReportOptions = {}): string {
+  let html = '';
+  for (const chunk of planHtmlChunks(plan, ctx, options)) html += chunk;
+  return html;
+}
+
+/**
+ * The report of `plan` in chunks: each table lists at most HTML_ROWS_PER_TABLE rows unless `full`, and with `full`
+ * the rows stream, so a plan of a million changes never becomes one string.
+ */
+export function* planHtmlChunks(plan: Plan, ctx: PlanReportContext = {}, options: PlanReportOptions = {}): Generator<string> {
+  const limit = options.full ? Number.POSITIVE_INFINITY : HTML_ROWS_PER_TABLE;
   const members = plan.changes.filter((c) => c.entity === 'members');
   const byKind = (k: string) => members.filter((c) => memberChangeKind(c) === k);
   const others = plan.changes.filter((c) => c.entity !== 'members');
@@ -116,7 +152,7 @@ export function renderPlanHtml(plan: Plan, ctx: PlanReportContext = {}): string 
       }</p></section>`
     : '';
   const kindOf = (c: Change) => (c.entity === 'members' ? memberChangeKind(c) : c.op === 'remove' ? 'remove' : c.op === 'create' ? 'create' : 'update');
-  const html = `<!doctype html>
+  const head = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -144,21 +180,28 @@ ${refusal}
 <section aria-labelledby="tree-h"><h2 id="tree-h">Department tree</h2>
 <p>Each department is marked with what the plan does to it (created, renamed, moved from → to, removed) and how many of its members change.</p>
 <ul id="tree" class="tree">${tree.map(treeItem).join('')}</ul>
-</section>
-${table('member-creates', 'Member creates', byKind('create'), changeCols([{ head: 'Fields', cell: (c) => fieldDiff(c) }]), () => 'create')}
-${table('member-updates', 'Member updates', byKind('update'), changeCols([{ head: 'Field: old → new', cell: fieldDiff }]), () => 'update')}
-${table('member-suspensions', 'Member suspensions', byKind('suspend'), changeCols(), () => 'suspend')}
-${table('member-removals', 'Member removals', byKind('remove'), changeCols(), () => 'remove')}
-${table('other-changes', 'Department and position changes', others, [{ head: 'Entity', cell: (c) => c.entity }, { head: 'Operation', cell: (c) => c.op }, ...changeCols([{ head: 'Field: old → new', cell: fieldDiff }])], kindOf)}
-${table('warnings', 'Warnings', plan.warnings, [{ head: 'Code', cell: (w) => w.code }, { head: 'Entity', cell: (w) => w.entity }, { head: 'Source id', cell: (w) => w.thirdId }, { head: 'Message', cell: (w) => w.message }], () => 'warning')}
-${table('blocked', 'Blocked records', blocked, [{ head: 'Entity', cell: (b) => b.entity }, { head: 'Source id', cell: (b) => b.sourceId }, { head: 'Reason', cell: (b) => b.reason }, { head: 'Message', cell: (b) => b.message }], () => 'blocked')}
-${table('quarantined', 'Quarantined records', quarantine, [{ head: 'Entity', cell: (q) => q.entity }, { head: 'Source id', cell: (q) => q.source_id ?? '' }, { head: 'Source', cell: (q) => q.source }, { head: 'Location', cell: (q) => q.location }, { head: 'Reason', cell: (q) => q.reason }, { head: 'Message', cell: (q) => q.message }], () => 'quarantined')}
-${table('withheld', 'Withheld changes', plan.withheld, [{ head: 'Entity', cell: (w) => w.change.entity }, { head: 'Source id', cell: (w) => w.change.thirdId }, { head: 'Change', cell: (w) => w.change.description }, { head: 'Why', cell: (w) => w.why }, { head: 'Due', cell: (w) => w.dueAt ?? '' }], () => 'withheld')}
+</section>`;
+  // A registered secret value never leaves the process, not even inside a record's field.
+  yield redactSecrets(head);
+  const tables = [
+    table('member-creates', 'Member creates', byKind('create'), changeCols([{ head: 'Fields', cell: (c) => fieldDiff(c) }]), () => 'create', limit),
+    table('member-updates', 'Member updates', byKind('update'), changeCols([{ head: 'Field: old → new', cell: fieldDiff }]), () => 'update', limit),
+    table('member-suspensions', 'Member suspensions', byKind('suspend'), changeCols(), () => 'suspend', limit),
+    table('member-removals', 'Member removals', byKind('remove'), changeCols(), () => 'remove', limit),
+    table('other-changes', 'Department and position changes', others, [{ head: 'Entity', cell: (c) => c.entity }, { head: 'Operation', cell: (c) => c.op }, ...changeCols([{ head: 'Field: old → new', cell: fieldDiff }])], kindOf, limit),
+    table('warnings', 'Warnings', plan.warnings, [{ head: 'Code', cell: (w) => w.code }, { head: 'Entity', cell: (w) => w.entity }, { head: 'Source id', cell: (w) => w.thirdId }, { head: 'Message', cell: (w) => w.message }], () => 'warning', limit),
+    table('blocked', 'Blocked records', blocked, [{ head: 'Entity', cell: (b) => b.entity }, { head: 'Source id', cell: (b) => b.sourceId }, { head: 'Reason', cell: (b) => b.reason }, { head: 'Message', cell: (b) => b.message }], () => 'blocked', limit),
+    table('quarantined', 'Quarantined records', quarantine, [{ head: 'Entity', cell: (q) => q.entity }, { head: 'Source id', cell: (q) => q.source_id ?? '' }, { head: 'Source', cell: (q) => q.source }, { head: 'Location', cell: (q) => q.location }, { head: 'Reason', cell: (q) => q.reason }, { head: 'Message', cell: (q) => q.message }], () => 'quarantined', limit),
+    table('withheld', 'Withheld changes', plan.withheld, [{ head: 'Entity', cell: (w) => w.change.entity }, { head: 'Source id', cell: (w) => w.change.thirdId }, { head: 'Change', cell: (w) => w.change.description }, { head: 'Why', cell: (w) => w.why }, { head: 'Due', cell: (w) => w.dueAt ?? '' }], () => 'withheld', limit),
+  ];
+  for (const t of tables) {
+    yield '\n';
+    for (const chunk of t) yield redactSecrets(chunk);
+  }
+  yield `
 </main>
 <script>${SCRIPT}</script>
 </body>
 </html>
 `;
-  // A registered secret value never leaves the process, not even inside a record's field.
-  return redactSecrets(html);
 }

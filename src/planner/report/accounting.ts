@@ -1,0 +1,147 @@
+/**
+ * Where every source record went (issue 32): the plan's counts are of changes (a new member suspended in the source
+ * is a create and a PATCH), so beside them each record the sources yielded is counted once, as planned (to create,
+ * adopt, update, remove), unchanged, or left alone with the reason (status left, scheduled, past end_date, blocked,
+ * withheld, quarantined, out of scope). The counts per entity add up to what `sources check` reads: its records, its
+ * quarantined ones and those out of scope. Pure: computed from the Plan and the DesiredState it was made from.
+ */
+import type { DesiredState, EntityKind, Plan } from '../../domain/index.js';
+import { blockedRecords, ENTITY_KINDS } from '../../domain/index.js';
+
+/** What the plan does to records (one per record: a create and its follow-up PATCH count as the create). */
+export type RecordOutcome = 'create' | 'adopt' | 'update' | 'remove' | 'unchanged';
+
+/** The outcomes in the order lines list them. */
+export const RECORD_OUTCOMES: readonly RecordOutcome[] = ['create', 'adopt', 'update', 'remove', 'unchanged'];
+
+/** Records of one source left alone for one reason. */
+export interface LeftAlone {
+  /** Stable code: `status_left`, `ended`, `scheduled`, `blocked:<reason>`, `withheld:<why>`, `quarantined`, `out_of_scope`. */
+  reason: string;
+  /** The source's name in the config (empty when unknown). */
+  source: string;
+  count: number;
+}
+
+/** The records of one entity and where they went. */
+export interface EntityAccounting {
+  /** Every record the sources yielded: planned + unchanged + left alone. */
+  total: number;
+  outcomes: Record<RecordOutcome, number>;
+  leftAlone: LeftAlone[];
+}
+
+/** Per entity: every source record, planned or left alone. */
+export type RecordAccounting = Record<EntityKind, EntityAccounting>;
+
+/** Change ops by strength: a record's strongest change names its outcome. */
+const STRENGTH: Record<string, number> = { update: 1, move: 1, remove: 2, adopt: 3, create: 4 };
+const OUTCOME_OF: Record<number, RecordOutcome> = { 1: 'update', 2: 'remove', 3: 'adopt', 4: 'create' };
+
+/** `entity\0thirdId` -> value, for the record lookups below. */
+const keyOf = (entity: string, thirdId: string) => `${entity}\u0000${thirdId}`;
+
+/** Why each source record the plan does not change is left alone, when it is (undefined: unchanged). */
+function leftAloneIndex(plan: Plan): Map<string, string> {
+  const why = new Map<string, string>();
+  // First reason wins: a blocked record is blocked whatever else holds for it.
+  const set = (k: string, reason: string) => {
+    if (!why.has(k)) why.set(k, reason);
+  };
+  for (const b of blockedRecords(plan)) set(keyOf(b.entity, b.sourceId), `blocked:${b.reason}`);
+  for (const w of plan.withheld) if (w.change.thirdId) set(keyOf(w.change.entity, w.change.thirdId), `withheld:${w.why}`);
+  for (const e of plan.lifecycle?.ended ?? []) if (e.action === 'not_created') set(keyOf('members', e.thirdId), 'ended');
+  for (const e of plan.lifecycle?.scheduled ?? []) set(keyOf('members', e.thirdId), 'scheduled');
+  return why;
+}
+
+/** Counts every source record of `desired` as planned, unchanged or left alone by `plan`. */
+export function accountRecords(plan: Plan, desired: DesiredState): RecordAccounting {
+  const strongest = new Map<string, number>();
+  for (const c of plan.changes) {
+    if (!c.thirdId) continue;
+    const k = keyOf(c.entity, c.thirdId);
+    const s = STRENGTH[c.op] ?? 1;
+    if ((strongest.get(k) ?? 0) < s) strongest.set(k, s);
+  }
+  const why = leftAloneIndex(plan);
+  const out = {} as RecordAccounting;
+  const leftAlone = new Map<string, LeftAlone>();
+  const leave = (entity: EntityKind, reason: string, source: string, count = 1) => {
+    const k = `${entity}\u0000${reason}\u0000${source}`;
+    const entry = leftAlone.get(k);
+    if (entry) entry.count += count;
+    else leftAlone.set(k, { reason, source, count });
+  };
+  for (const entity of ENTITY_KINDS) out[entity] = { total: 0, outcomes: { create: 0, adopt: 0, update: 0, remove: 0, unchanged: 0 }, leftAlone: [] };
+  const records: Record<EntityKind, readonly { source_id: string; status?: string; origin?: { source: string } }[]> = { departments: desired.departments, positions: desired.positions, members: desired.members };
+  for (const entity of ENTITY_KINDS) {
+    const acc = out[entity];
+    for (const r of records[entity]) {
+      acc.total += 1;
+      const k = keyOf(entity, r.source_id);
+      const s = strongest.get(k);
+      if (s !== undefined) acc.outcomes[OUTCOME_OF[s]!] += 1;
+      else if (why.has(k)) leave(entity, why.get(k)!, r.origin?.source ?? '');
+      else if (r.status === 'left') leave(entity, 'status_left', r.origin?.source ?? '');
+      else acc.outcomes.unchanged += 1;
+    }
+  }
+  for (const q of desired.quarantine) {
+    out[q.entity].total += 1;
+    leave(q.entity, 'quarantined', q.source);
+  }
+  for (const x of desired.excluded ?? []) {
+    for (const entity of ENTITY_KINDS) {
+      if (x[entity] === 0) continue;
+      out[entity].total += x[entity];
+      leave(entity, 'out_of_scope', x.source, x[entity]);
+    }
+  }
+  for (const [k, entry] of leftAlone) out[k.slice(0, k.indexOf('\u0000')) as EntityKind].leftAlone.push(entry);
+  return out;
+}
+
+const plural = (n: number, entity: EntityKind) => `${n.toLocaleString('en-US')} ${n === 1 ? entity.slice(0, -1) : entity}`;
+
+/** The words of a left-alone reason: `with status left: not created`. */
+export function leftAloneText(reason: string): string {
+  if (reason === 'status_left') return 'with status left: not created';
+  if (reason === 'ended') return 'past their end_date: not created';
+  if (reason === 'scheduled') return 'scheduled (start date ahead): not created yet';
+  if (reason === 'quarantined') return 'quarantined: not planned (see quarantined)';
+  if (reason === 'out_of_scope') return "out of scope (the source's include/exclude rules): not read";
+  if (reason.startsWith('blocked:')) return `blocked (${reason.slice('blocked:'.length)}): neither created nor updated`;
+  if (reason.startsWith('withheld:')) return `withheld (${reason.slice('withheld:'.length)}): not changed`;
+  return reason;
+}
+
+/**
+ * The text lines: a heading, one line per entity (`members: 313 records: 304 to create, 0 to update, 0 unchanged,
+ * 9 left alone`), then one line per reason and source (`7 members with status left: not created (source hr)`).
+ */
+export function accountingLines(acc: RecordAccounting): string[] {
+  const lines = ['Source records (each counted once: planned, unchanged or left alone):'];
+  const words: Record<RecordOutcome, string> = { create: 'to create', adopt: 'to adopt', update: 'to update', remove: 'to remove', unchanged: 'unchanged' };
+  for (const entity of ENTITY_KINDS) {
+    const a = acc[entity];
+    const left = a.leftAlone.reduce((n, l) => n + l.count, 0);
+    const parts = RECORD_OUTCOMES.filter((o) => o === 'create' || o === 'update' || o === 'unchanged' || a.outcomes[o] > 0).map((o) => `${a.outcomes[o].toLocaleString('en-US')} ${words[o]}`);
+    if (left > 0) parts.push(`${left.toLocaleString('en-US')} left alone`);
+    lines.push(`  ${entity}: ${a.total.toLocaleString('en-US')} records: ${parts.join(', ')}`);
+  }
+  for (const entity of ENTITY_KINDS) {
+    for (const l of acc[entity].leftAlone) lines.push(`  ${plural(l.count, entity)} ${leftAloneText(l.reason)}${l.source ? ` (source ${l.source})` : ''}`);
+  }
+  return lines;
+}
+
+/** The JSON form (`records` of `plan --output json` and `sync --output json`). */
+export function accountingToJson(acc: RecordAccounting): Record<EntityKind, { total: number } & Record<RecordOutcome, number> & { left_alone: { reason: string; source: string; count: number }[] }> {
+  const out = {} as ReturnType<typeof accountingToJson>;
+  for (const entity of ENTITY_KINDS) {
+    const a = acc[entity];
+    out[entity] = { total: a.total, ...a.outcomes, left_alone: a.leftAlone.map((l) => ({ reason: l.reason, source: l.source, count: l.count })) };
+  }
+  return out;
+}
