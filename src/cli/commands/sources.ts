@@ -100,6 +100,7 @@ async function runPreview(opts: PreviewOpts, ctx: CliContext): Promise<number> {
 function dayToJudge(text: string, cfg: Config): number {
   const r = parseHrDate(text, cfg.timezone ?? 'UTC');
   if ('problem' in r) throw new OrgsyncError('USAGE', `sources preview: --today: ${r.problem}`);
+  if ('none' in r) throw new OrgsyncError('USAGE', 'sources preview: --today: a date is required (e.g. --today 2026-11-27)');
   return r.ms;
 }
 
