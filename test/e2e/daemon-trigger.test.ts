@@ -3,8 +3,7 @@
  * writes only that record (requests counted at the emulator), GET /runs/<id> gives its result and
  * GET /records/u3/history the recorded write.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
@@ -14,6 +13,7 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { captureContext, until } from '../daemon/support.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('daemon POST /sync?only= against the emulator', () => {
   let emulator: TestEmulator | undefined;
@@ -29,7 +29,7 @@ describe('daemon POST /sync?only= against the emulator', () => {
   const startDaemon = async (): Promise<{ em: TestEmulator; url: string }> => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
     const em = emulator;
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-trigger-'));
+    dir = tempDir('orgsync-trigger-');
     writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }));
     writeFileSync(join(dir, 'trigger.token'), 'tok-abcdef-123456\n');
     const file = writeCsvConfig(dir, { baseUrl: em.url, apiKey: TEST_KEYS.acmeRw, extra: 'metrics:\n  listen: 127.0.0.1:0\ndaemon:\n  trigger_token_file: trigger.token\n' });
