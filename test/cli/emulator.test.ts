@@ -3,11 +3,11 @@
  * built first, by the root build, when missing or older than their sources).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { CLI, ensureBuilt, repoRoot as ROOT } from '../helpers/build.js';
+import { tempDir } from '../helpers/temp.js';
 
 const KEY = 'ek_acme_0123456789abcdef';
 
@@ -66,7 +66,7 @@ describe('orgsync emulator (CLI)', () => {
   });
 
   test('--db keeps data across a restart, and seeding again duplicates nothing', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orgsync-emu-'));
+    const dir = tempDir('orgsync-emu-');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const db = join(dir, 'emu.db');
     const first = await startCli(['--port', '0', '--seed', 'config/seed.example.yaml', '--db', db]);
@@ -98,7 +98,7 @@ describe('orgsync emulator (CLI)', () => {
   });
 
   test('a bad seed exits 2 with one line naming the file and the path', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orgsync-emu-'));
+    const dir = tempDir('orgsync-emu-');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const seed = join(dir, 'seed.yaml');
     writeFileSync(seed, 'tenants:\n  - id: 1\n    name: A\n    api_keys:\n      - key: ek_a_1\n      - key: nope\n');

@@ -4,8 +4,7 @@
  * a running emulator; `orgsync emulator` and `orgsync demo` there exit 1 with one line.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_MISSING_MESSAGE } from '../../src/cli/emulator-door.js';
@@ -13,6 +12,7 @@ import { VERSION } from '../../src/cli/version.js';
 import { ensureBuilt, repoRoot } from '../helpers/build.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { demoSeed, demoWorkspace } from '../daemon/support.js';
+import { tempDir } from '../helpers/temp.js';
 
 let copy = '';
 let workspace = '';
@@ -32,7 +32,7 @@ function cli(...args: string[]): Promise<{ status: number | null; stdout: string
 
 beforeAll(async () => {
   ensureBuilt();
-  copy = mkdtempSync(join(tmpdir(), 'orgsync-no-emulator-'));
+  copy = tempDir('orgsync-no-emulator-');
   cpSync(join(repoRoot, 'package.json'), join(copy, 'package.json'));
   for (const d of ['dist', 'config']) cpSync(join(repoRoot, d), join(copy, d), { recursive: true });
   // The dependencies, one link each, but not the workspace package: as if packages/emulator had never been there.

@@ -3,9 +3,7 @@
  * (not_owned_conflict, unpatchable drift, an e-mail shared with an unowned account) are listed by name in the text
  * and JSON summaries of plan and sync, `plan --detailed-exitcode` exits 5, and nothing says "in sync" meanwhile.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { metricsRunObserver } from '../../src/daemon/daemon.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
@@ -13,6 +11,7 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { cli } from './cli-run.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org, SyncWorld } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [['eng', 'Engineering']],
@@ -36,7 +35,7 @@ async function api(method: string, path: string, body?: unknown): Promise<{ id: 
 describe('blocked source records', () => {
   beforeEach(async () => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-blocked-'));
+    dir = tempDir('orgsync-blocked-');
     writeCsvOrg(dir, TREE);
     config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
     // Made by hand: one carries u2's third id, one has u3's e-mail under no third id. Neither is this sync's.

@@ -5,9 +5,7 @@
  * fails after the create succeeded, the state DB remembers what the create still owes, and the next run sends it as
  * part of that create again (not as an update, which create-only would hold back) while HR still asks for it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
@@ -15,6 +13,7 @@ import { FaultProxy } from '../faults/proxy.js';
 import { cli } from '../trust/cli.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [['eng', 'Engineering']],
@@ -29,7 +28,7 @@ let dir: string;
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-create-only-'));
+  dir = tempDir('orgsync-create-only-');
   writeCsvOrg(dir, TREE);
 });
 afterEach(async () => {

@@ -4,8 +4,7 @@
  * daemon counts it as a failure (/readyz not ready at once), and the metrics of such a run fire the shipped alerts
  * (promtool test rules over the values the run exported).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
@@ -20,6 +19,7 @@ import { promtool, requireTool } from '../observability/tools.js';
 import { cli, writeCount } from './cli-run.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [
@@ -39,7 +39,7 @@ let dir: string;
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-scope-'));
+  dir = tempDir('orgsync-scope-');
   writeCsvOrg(dir, TREE);
 });
 afterEach(async () => {
@@ -139,7 +139,7 @@ describe('a read-only key', () => {
       const bin = requireTool('promtool');
       if (!bin) throw new Error('promtool is required for the alert rule test (apt-get install prometheus)');
       // The run's two gauges as they were exported, shifted together so that the last success is at t=60s.
-      const work = mkdtempSync(join(tmpdir(), 'orgsync-scope-alerts-'));
+      const work = tempDir('orgsync-scope-alerts-');
       try {
         writeFileSync(join(work, 'alerts.rendered.yaml'), renderAlerts(values()));
         writeFileSync(join(work, 'scope.test.yaml'), alertTests(60 + (lastRun - lastSuccess), 60));

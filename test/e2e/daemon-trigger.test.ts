@@ -3,8 +3,7 @@
  * writes only that record (requests counted at the emulator), GET /runs/<id> gives its result and
  * GET /records/u3/history the recorded write.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
@@ -14,6 +13,7 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { captureContext, until } from '../daemon/support.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** Issue 29: GET /runs/<id> and /records/<selector>/history need daemon.read_token_file's token. */
 const READ = { headers: { authorization: 'Bearer read-abcdef-654321' } };
@@ -32,7 +32,7 @@ describe('daemon POST /sync?only= against the emulator', () => {
   const startDaemon = async (): Promise<{ em: TestEmulator; url: string }> => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
     const em = emulator;
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-trigger-'));
+    dir = tempDir('orgsync-trigger-');
     writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }));
     writeFileSync(join(dir, 'trigger.token'), 'tok-abcdef-123456\n');
     writeFileSync(join(dir, 'read.token'), 'read-abcdef-654321\n');

@@ -2,14 +2,13 @@
  * Issue 15 point 11: `sync.exit_code_on_quarantine` (default 4; 0 makes a run whose only problem is quarantined
  * records exit 0, still counted in the summary). Failed writes still exit 4.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { cli } from './cli-run.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [['eng', 'Engineering']],
@@ -27,7 +26,7 @@ let dir: string;
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-qexit-'));
+  dir = tempDir('orgsync-qexit-');
   writeCsvOrg(dir, WITH_BAD);
 });
 afterEach(async () => {

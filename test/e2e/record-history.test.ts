@@ -3,8 +3,7 @@
  * masked, result); `orgsync history` prints it newest first, `explain` ends with the last three entries, and entries
  * older than state.history_days are pruned at the end of a run (under the injected clock).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runOnce } from '../../src/daemon/run-once.js';
@@ -16,6 +15,7 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { cli } from './cli-run.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org, SyncWorld } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const DAY = 86_400_000;
 
@@ -102,7 +102,7 @@ describe('orgsync history and explain', () => {
 
   it('history prints a record newest first (text and JSON), --since narrows, explain ends with the last three entries', async () => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-history-'));
+    dir = tempDir('orgsync-history-');
     const config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
     for (const title of ['Engineer', 'Senior Engineer', 'Staff Engineer', 'Principal Engineer']) {
       writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }), { u1: title });
@@ -143,7 +143,7 @@ describe('orgsync history and explain', () => {
 
   it('orgsync adopt and orgsync release are recorded under their own run and trigger', async () => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-history-'));
+    dir = tempDir('orgsync-history-');
     const config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
     writeCsvOrg(dir, org({ departments: [['eng', 'Engineering']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng']] }));
     expect((await cli('sync', '--config', config)).code).toBe(0);

@@ -2,8 +2,7 @@
  * Issue 15 point 7: every command that writes to the platform (sync, apply, adopt, release, the daemon's runs) records a
  * run-history row with its trigger and counts, and /status shows them.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
@@ -16,6 +15,7 @@ import { captureContext, getJson, until, type StatusRun } from '../daemon/suppor
 import { cli } from './cli-run.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [['eng', 'Engineering']],
@@ -30,7 +30,7 @@ let dir: string;
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-history-'));
+  dir = tempDir('orgsync-history-');
 });
 afterEach(async () => {
   await emulator.close();

@@ -3,8 +3,7 @@
  * instead of pretending to start fresh; re-taking member ownership by third id lets runs proceed (a leaver no state
  * vouches for is reported by name as not owned), and restoring a backup instead recovers everything, leaver included.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
@@ -17,6 +16,7 @@ import { captureContext, getJson, until, type StatusRun } from '../daemon/suppor
 import { cli, writeCount } from './cli-run.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
   departments: [
@@ -51,7 +51,7 @@ async function liveMembers(): Promise<Map<string, PlatformMember>> {
 
 beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-state-lost-'));
+  dir = tempDir('orgsync-state-lost-');
   writeCsvOrg(dir, TREE);
   config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
   const first = await cli('sync', '--config', config);
@@ -138,7 +138,7 @@ describe('state_lost', () => {
 
   it('a fresh tenant is not affected: nothing is managed by this sync.id yet', async () => {
     // The beforeEach's first sync ran with an empty state DB against a tenant with nothing managed: it applied.
-    const otherDir = mkdtempSync(join(dir, 'orgsync-other-'));
+    const otherDir = tempDir('orgsync-other-', dir);
     writeCsvOrg(otherDir, TREE);
     const other = writeCsvConfig(otherDir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw, sync: 'id: other-sync\n  delete_threshold: { max_count: 500, max_percent: 100 }' });
     const plan = await cli('plan', '--config', other);

@@ -2,14 +2,13 @@
  * Issue 22 point 1: `orgsync sync --only SELECTOR` against the emulator: only the selected records and what they need
  * first are written (requests counted at the emulator), ownership still holds, and a selector matching nothing exits 2.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { cli } from './cli-run.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const BASE = {
   departments: [['eng', 'Engineering']] as [string, string, string?][],
@@ -39,7 +38,7 @@ async function members(): Promise<{ third_user_id: string; display_name: string;
 describe('sync --only', () => {
   beforeEach(async () => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-only-'));
+    dir = tempDir('orgsync-only-');
     writeCsvOrg(dir, org(BASE));
     config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw });
     expect((await cli('sync', '--config', config)).code).toBe(0);

@@ -2,13 +2,13 @@
  * Issue 21 point 7 (YAML): a config that is an alias bomb, too large, or nested past the parser's depth is a config
  * error — exit 2 with one line naming the file — never an internal error, and it is refused before it costs memory.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { CONFIG_LIMITS } from '../../src/config/load.js';
 import { captureContext } from '../daemon/support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const VALID = `platform:
   base_url: http://127.0.0.1:1
@@ -29,7 +29,7 @@ function aliasBomb(): string {
 }
 
 describe('bad YAML configs are config errors (exit 2, the file named)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-bad-config-'));
+  const dir = tempDir('orgsync-bad-config-');
   // `config validate` reads every file a config names.
   writeFileSync(join(dir, 'members.csv'), 'id,name,email\n');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

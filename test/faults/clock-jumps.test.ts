@@ -3,8 +3,7 @@
  * on its own clock: the host's) keeps its time. Every platform change made meanwhile must be seen by the next
  * incremental run, because the mirror's watermarks are the platform's time, never the local clock.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { DEMO_KEY, demoSeed } from '../daemon/support.js';
 import { JumpClock } from './jump-clock.js';
+import { tempDir } from '../helpers/temp.js';
 
 const HOUR = 3_600_000;
 
@@ -27,7 +27,7 @@ describe('clock jumps: the mirror never misses a platform change', { timeout: 12
 
   beforeAll(async () => {
     emulator = await startTestEmulator(demoSeed(), { clock: platformClock });
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-clock-'));
+    dir = tempDir('orgsync-clock-');
     writeFileSync(join(dir, 'departments.csv'), 'dept_id,name,parent_id\nENG,Engineering,\n');
     writeFileSync(join(dir, 'members.csv'), 'employee_id,name,email,dept_id\nE1,Ada Lovelace,ada@demo-corp.test,ENG\nE2,Alan Turing,alan@demo-corp.test,ENG\n');
     writeFileSync(

@@ -2,14 +2,14 @@
  * Issue 21 point 2: a wall clock stepped back or forward never shortens or extends a lease beyond its TTL. The
  * lease keeps its time with steadyWallClock: the wall clock read once, then advanced by the monotonic source.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { openStateDb } from '../../src/mirror/db.js';
 import { MirrorLease } from '../../src/mirror/lease.js';
 import { steadyWallClock, type Clock } from '../../src/shared/clock.js';
+import { tempDir } from '../helpers/temp.js';
 
 const HOUR = 3_600_000;
 const TTL = 60_000;
@@ -41,7 +41,7 @@ describe('lease time under a stepped wall clock', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   const open = () => {
-    dir ||= mkdtempSync(join(tmpdir(), 'orgsync-lease-clock-'));
+    dir ||= tempDir('orgsync-lease-clock-');
     const db = openStateDb(join(dir, 'state.db'));
     dbs.push(db);
     return db;

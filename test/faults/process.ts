@@ -4,9 +4,9 @@
  * Every process started here is killed by `killAll()` (call it in afterEach/afterAll).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { tempDir as cleanedTempDir } from '../helpers/temp.js';
 
 /** The repository root. */
 export const repoRoot = resolve(import.meta.dirname, '../..');
@@ -117,8 +117,8 @@ export async function until<T>(what: string, probe: () => T | undefined | false 
   }
 }
 
-/** A temp folder named orgsync-faults-*, and its removal. */
+/** A temp folder named orgsync-faults-* (through the cleaning helper), and its removal. */
 export function tempDir(): { dir: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-faults-'));
+  const dir = cleanedTempDir('orgsync-faults-');
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

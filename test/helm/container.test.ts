@@ -5,13 +5,13 @@
  * folder must run `node dist/cli.js --version`; the default target must lack the emulator and its packages.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_MISSING_MESSAGE } from '../../src/cli/emulator-door.js';
 import { VERSION } from '../../src/cli/version.js';
 import { ensureBuilt, repoRoot } from '../helpers/build.js';
+import { tempDir } from '../helpers/temp.js';
 
 const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
 const instructions = dockerfile
@@ -149,7 +149,7 @@ describe('Dockerfile (static checks)', () => {
  * then the target's other copies, from the repository's build.
  */
 function assembleTarget(target: string): string {
-  const app = mkdtempSync(join(tmpdir(), `orgsync-image-${target}-`));
+  const app = tempDir(`orgsync-image-${target}-`);
   const deps = stage(depsStageOf(target));
   const place = (src: string, dest: string, many: boolean) => {
     const to = many || dest.endsWith('/') ? join(app, dest, src.split('/').at(-1)!) : join(app, dest);

@@ -4,11 +4,11 @@
  * CI=true (or with ORGSYNC_HELM set but broken): an error, since .ci/run provides it.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { chartDir } from './chart.js';
+import { tempDir } from '../helpers/temp.js';
 
 const script = resolve(import.meta.dirname, '../../tools/helm.sh');
 
@@ -34,7 +34,7 @@ export interface HelmResult {
 
 /** Runs helm with the given arguments (HOME-independent: nothing is written outside a temporary folder). */
 export function helm(bin: string, args: string[]): HelmResult {
-  const home = mkdtempSync(join(tmpdir(), 'orgsync-helm-home-'));
+  const home = tempDir('orgsync-helm-home-');
   try {
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
     const r = spawnSync(bin, args, { encoding: 'utf8', env, maxBuffer: 256 * 1024 * 1024, timeout: 120_000 });
@@ -62,7 +62,7 @@ export interface Rendered extends HelmResult {
  * arguments (e.g. `-f examples/x.yaml`, `--show-only`). Parses the output with the `yaml` package.
  */
 export function template(bin: string, options: { release?: string; values?: Record<string, unknown>[]; args?: string[] } = {}): Rendered {
-  const dir = mkdtempSync(join(tmpdir(), 'orgsync-helm-values-'));
+  const dir = tempDir('orgsync-helm-values-');
   try {
     const files = (options.values ?? []).map((v, i) => {
       const file = join(dir, `values-${i}.yaml`);

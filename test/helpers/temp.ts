@@ -9,9 +9,9 @@ import { join } from 'node:path';
 
 const made = new Set<string>();
 
-/** A new empty folder `<tmp>/<prefix>XXXXXX`, removed after the test file at the latest. */
-export function tempDir(prefix = 'orgsync-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+/** A new empty folder `<parent>/<prefix>XXXXXX` (parent: the temp dir), removed after the test file at the latest. */
+export function tempDir(prefix = 'orgsync-', parent = tmpdir()): string {
+  const dir = mkdtempSync(join(parent, prefix));
   made.add(dir);
   return dir;
 }

@@ -3,8 +3,7 @@
  * with time from an injected ManualClock: a future hire appears exactly N days before the start; a leaver goes on
  * the end date while the export still lists them as active.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncConfigSchema } from '../../src/config/sync.js';
@@ -19,11 +18,12 @@ import { silentLogger } from '../../src/shared/logger.js';
 import { readDesiredState } from '../../src/sources/index.js';
 import { sourcesConfig } from '../sources/support.js';
 import { desired, member, OPTS, snapshot } from './fixtures.js';
+import { tempDir } from '../helpers/temp.js';
 
 const DAY = 86_400_000;
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-lifecycle-'));
+  dir = tempDir('orgsync-lifecycle-');
   writeFileSync(
     join(dir, 'people.csv'),
     [

@@ -3,8 +3,7 @@
  * shows a moved department under its new parent marked as moved, a removed member row is present and filterable, the
  * page makes no network request, and an axe-style check finds no table without headers and no unlabelled control.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calculatePlan } from '../../src/planner/index.js';
 import { buildDepartmentTree, renderPlanHtml } from '../../src/planner/report/index.js';
 import { dept, desired, member, OPTS, ROOT, snapshot } from './fixtures.js';
+import { tempDir } from '../helpers/temp.js';
 
 const sales = dept({ id: 'd-sales', name: 'Sales', third_department_id: 'sales' });
 const eng = dept({ id: 'd-eng', name: 'Engineering', third_department_id: 'eng' });
@@ -90,7 +90,7 @@ describe('plan report: in headless Chromium', () => {
   let browser: Browser;
   let dir: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orgsync-report-'));
+    dir = tempDir('orgsync-report-');
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   }, 60_000);
   afterAll(async () => {

@@ -2,17 +2,17 @@
  * CSV exports as HR systems write them (issue 18 point 7): report titles above the header (skip_rows), comment
  * lines, a delimiter sniffed from the header, and a department path column with its own separator.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sniffDelimiter } from '../../src/sources/csv/read-csv.js';
 import { read } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-csvopts-'));
+  dir = tempDir('orgsync-csvopts-');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

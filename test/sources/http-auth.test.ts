@@ -3,8 +3,7 @@
  * token endpoint for OAuth2 client credentials and for a Google service account's JWT bearer assertion, tokens that
  * expire mid-walk by the injected clock or are revoked, HTTP Basic, and failures named in one line.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { readDesiredState } from '../../src/sources/index.js';
 import { clearHeldTokens } from '../../src/sources/http/auth.js';
 import { startVendor, type Vendor } from '../helpers/hr-vendor.js';
 import { sourcesConfig } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const people = Array.from({ length: 9 }, (_, i) => ({ id: `e${i + 1}`, name: `Person ${i + 1}`, mail: `e${i + 1}@example.com` }));
 /** Three pages of three; every page served moves the clock on by `step` ms (a slow walk). */
@@ -30,7 +30,7 @@ const members = (v: Vendor) => ({ url: `${v.base}/api/people`, items_path: 'resu
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-auth-'));
+  dir = tempDir('orgsync-auth-');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => clearHeldTokens());

@@ -5,8 +5,7 @@
  * DB saves; `plan` (read-only) writes nothing, `sync` saves. Real CSV connector, real state DB file, real CLI against
  * the emulator over loopback.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,6 +18,7 @@ import { silentLogger } from '../../src/shared/logger.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
 import { cli } from '../trust/cli.js';
 import { instantClock, sourcesConfig } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 // Shapes the fast path leaves to libphonenumber-js: a trunk prefix "1", an extension, letters; and an invalid value.
 const MEMBERS = (e2phone: string) => `id,name,email,tel,dept
@@ -32,7 +32,7 @@ E5,Eve Kim,eve@acme.test,(510) 729-3927,eng
 let dir: string;
 let db: Database.Database | undefined;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-phone-cache-'));
+  dir = tempDir('orgsync-phone-cache-');
   writeFileSync(join(dir, 'departments.csv'), 'id,name\neng,Engineering\n');
   writeFileSync(join(dir, 'members.csv'), MEMBERS('1 (510) 729-3926'));
 });

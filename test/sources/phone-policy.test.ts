@@ -5,8 +5,7 @@
  * a member left with neither valid contact is quarantined as no_contact. Real CSV connector, real CLI, and the plan
  * against the emulator over loopback.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { metricsRunObserver } from '../../src/daemon/daemon.js';
@@ -15,6 +14,7 @@ import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
 import { cli } from '../trust/cli.js';
 import { read } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const MEMBERS = `id,name,email,tel,mobile,dept
 E1,Ann Lee,ann@acme.test,12345,,eng
@@ -27,7 +27,7 @@ E6,Fay Orr,fay@acme.test,+1 408 136-9364,999,eng
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-phones-'));
+  dir = tempDir('orgsync-phones-');
   writeFileSync(join(dir, 'departments.csv'), 'id,name\neng,Engineering\n');
   writeFileSync(join(dir, 'members.csv'), MEMBERS);
 });

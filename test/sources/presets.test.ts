@@ -4,8 +4,7 @@
  * endpoint where the vendor has one, with tokens that die in the middle of the walk), read by configuration alone
  * (`preset:` + `base_url` + `auth`) through `orgsync sources check` and `orgsync sync` against the emulator.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import type { PlatformDepartment, PlatformMember } from '../../src/domain/index.
 import { systemClock } from '../../src/shared/clock.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { startVendor, type Route, type Vendor, type VendorAuth } from '../helpers/hr-vendor.js';
+import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = new URL('../fixtures/vendors/', import.meta.url);
 let vendorBase = '';
@@ -41,7 +41,7 @@ let saPublic: Awaited<ReturnType<typeof importSPKI>> | undefined;
 let saPrivatePem = '';
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-presets-'));
+  dir = tempDir('orgsync-presets-');
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   saPrivatePem = await exportPKCS8(privateKey);
   saPublic = await importSPKI(await exportSPKI(publicKey), 'RS256');
@@ -235,7 +235,7 @@ describe('presets: recorded vendor payloads by configuration alone', () => {
       const vendor = await startVendor({ clock: systemClock, auth: await c.auth(dir), routes: c.routes, tokenPath: c.preset === 'personio' ? '/v2/auth/token' : '/oauth2/token' });
       vendorBase = vendor.base;
       emulator = await startTestEmulator(orgTestSeed());
-      const caseDir = mkdtempSync(join(dir, `${c.preset}-`));
+      const caseDir = tempDir(`${c.preset}-`, dir);
       try {
         writeFileSync(join(caseDir, 'sa.json'), JSON.stringify({ type: 'service_account', client_email: SA_EMAIL, private_key_id: 'k1', private_key: saPrivatePem, token_uri: vendor.tokenUrl }));
         writeFileSync(join(caseDir, 'personio-secret'), 'personio-secret-value\n');

@@ -2,18 +2,18 @@
  * Scoping (issue 18 point 6): include / exclude rules per source entity, by raw field and value list or regular
  * expression, applied before validation (an out-of-scope record is never quarantined) and counted in `sources check`.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { parseConfig } from '../../src/config/load.js';
 import { read } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'orgsync-scope-'));
+  dir = tempDir('orgsync-scope-');
   writeFileSync(
     join(dir, 'people.csv'),
     [
