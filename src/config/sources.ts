@@ -345,7 +345,7 @@ export const hrisJsonSourceSchema = z
       const takes: readonly string[] = v.preset === undefined ? [] : ((PRESETS[v.preset] as Preset).options ?? []);
       if (!takes.includes(key)) {
         const which = v.preset === undefined ? 'a source without a preset takes none' : takes.length ? `preset ${v.preset} takes ${takes.join(', ')}` : `preset ${v.preset} takes none`;
-        ctx.addIssue({ code: 'custom', message: `preset_options.${key}: ${which}`, path: ['preset_options', key] });
+        ctx.addIssue({ code: 'custom', message: which, path: ['preset_options', key] });
       }
     }
   })

@@ -8,6 +8,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getPath, SourceCollector } from '../../src/desired/index.js';
 import type { PlatformDepartment, PlatformMember } from '../../src/domain/index.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
@@ -313,5 +314,72 @@ describe('presets: expansion', () => {
     const { parseConfig } = await import('../../src/config/load.js');
     expect(() => parseConfig(cfg('  - name: okta\n    preset: scim\n'), '/etc/orgsync.yaml', {})).toThrow('sources[0].base_url: preset scim needs base_url (where this tenant\'s API lives)');
     expect(() => parseConfig(cfg('  - name: x\n    type: hris-json\n    preset: oracle\n'), '/etc/orgsync.yaml', {})).toThrow(/sources\[0\]\.preset: .*microsoft-graph/);
+  });
+});
+
+describe('presets: the rules real payloads need', () => {
+  const lookupOf = (rec: Record<string, unknown>) => (name: string) => getPath(rec, name);
+  const collect = (members: Record<string, unknown>, recs: Record<string, unknown>[]) => {
+    const c = new SourceCollector({ source: 's', members: members as never });
+    recs.forEach((r, i) => c.addMember(lookupOf(r), `s:${i}`));
+    return c.finish();
+  };
+
+  it('e-mail: the first alternative is the e-mail; a later one is a fallback taken only when it is an address', () => {
+    const b = collect({ fields: { id: 'id', display_name: 'id', email: ['emails[0].value', 'userName'], phone: 'phone' } }, [
+      { id: 'U1', emails: [{ type: 'work' }], userName: 'Lena.Meyer@example.org' },
+      { id: 'U2', emails: [], userName: 'kpark', phone: '+1 206 555 0199' },
+      { id: 'U3', emails: [{ value: 'not-an-address' }], userName: 'u3@example.org' },
+      { id: 'U4', emails: [], userName: 'jdoe' },
+    ]);
+    expect(b.members.map((m) => [m.source_id, m.email, m.phone])).toEqual([
+      ['U1', 'lena.meyer@example.org', undefined],
+      ['U2', undefined, '+12065550199'],
+      ['U4', undefined, undefined],
+    ]);
+    expect(b.quarantine.map((q) => [q.source_id, q.reason, q.message])).toEqual([['U3', 'invalid_email', 'invalid e-mail "not-an-address"']]);
+  });
+
+  it('require_status: a record without the status is quarantined as missing_status, never active; false lets it be', () => {
+    const fields = { id: 'id', display_name: 'id', email: 'email', status: ['internal.status', '"/internal/status".value'] };
+    const recs = [{ id: 'B1', email: 'b1@example.org', internal: { status: 'Active' } }, { id: 'B2', email: 'b2@example.org', '/internal/status': { value: 'Inactive' } }, { id: 'B3', email: 'b3@example.org' }];
+    const strict = collect({ fields, status_map: { Active: 'active', Inactive: 'left' }, require_status: 'grant read access to internal.status' }, recs);
+    expect(strict.members.map((m) => [m.source_id, m.status])).toEqual([['B1', 'active'], ['B2', 'left']]);
+    expect(strict.quarantine.map((q) => [q.source_id, q.reason, q.message])).toEqual([
+      ['B3', 'missing_status', 'status: the record has no internal.status / "/internal/status".value; a record without a status is never taken as active: grant read access to internal.status'],
+    ]);
+    const lenient = collect({ fields, status_map: { Active: 'active', Inactive: 'left' }, require_status: false }, recs);
+    expect(lenient.members.map((m) => [m.source_id, m.status])).toEqual([['B1', 'active'], ['B2', 'left'], ['B3', undefined]]);
+  });
+
+  it('google-workspace: archived is suspended by default, preset_options.archived overrides; orgUnitPath slashes do not matter', async () => {
+    const { parseConfig } = await import('../../src/config/load.js');
+    const source = (extra: string) => {
+      const c = parseConfig(`platform: { base_url: "http://127.0.0.1:1" }\nsources:\n  - name: g\n    preset: google-workspace\n${extra}`, '/etc/orgsync.yaml', {});
+      const s = c.sources[0]!;
+      if (s.type !== 'hris-json') throw new Error('type');
+      return s.members!;
+    };
+    const users = [
+      { id: '1', primaryEmail: 'a@x.org', name: { fullName: 'A' }, suspended: false, archived: true, orgUnitPath: '/Sales/EMEA' },
+      { id: '2', primaryEmail: 'b@x.org', name: { fullName: 'B' }, suspended: false, archived: false, orgUnitPath: 'Sales/EMEA/' },
+      { id: '3', primaryEmail: 'c@x.org', name: { fullName: 'C' }, suspended: true, archived: true, orgUnitPath: '/' },
+    ];
+    const byDefault = collect(source(''), users);
+    expect(byDefault.members.map((m) => [m.source_id, m.status, m.department_source_id])).toEqual([['1', 'suspended', 'Sales/EMEA'], ['2', 'active', 'Sales/EMEA'], ['3', 'suspended', undefined]]);
+    expect(byDefault.departments.map((d) => d.source_id)).toEqual(['Sales', 'Sales/EMEA']);
+    const asLeft = collect(source('    preset_options: { archived: left }\n'), users);
+    expect(asLeft.members.map((m) => [m.source_id, m.status])).toEqual([['1', 'left'], ['2', 'active'], ['3', 'left']]);
+  });
+
+  it('preset_options a preset does not take are config errors naming the ones it does', async () => {
+    const { parseConfig } = await import('../../src/config/load.js');
+    const parse = (src: string) => () => parseConfig(`platform: { base_url: "http://127.0.0.1:1" }\nsources:\n${src}`, '/etc/orgsync.yaml', {});
+    expect(parse('  - name: b\n    preset: scim\n    base_url: https://x.example/scim\n    preset_options: { endpoint: directory }\n')).toThrow('sources[0].preset_options.endpoint: preset scim takes none');
+    expect(parse('  - name: b\n    preset: bamboohr\n    base_url: https://x.example\n    preset_options: { archived: left }\n')).toThrow('sources[0].preset_options.archived: preset bamboohr takes endpoint');
+    const c = parseConfig('platform: { base_url: "http://127.0.0.1:1" }\nsources:\n  - name: b\n    preset: bamboohr\n    base_url: https://x.example/api/gateway.php/acme\n    preset_options: { endpoint: directory }\n', '/etc/orgsync.yaml', {});
+    const s = c.sources[0]!;
+    if (s.type !== 'hris-json') throw new Error('type');
+    expect([s.members!.method, s.members!.url, s.members!.fields.status, s.members!.require_status]).toEqual(['GET', 'https://x.example/api/gateway.php/acme/v1/employees/directory', undefined, undefined]);
   });
 });
