@@ -10,6 +10,7 @@ import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import { readSourcesReport, type SourcesReport } from '../../sources/index.js';
 import { previewSource, type SourcePreviewRead } from '../../sources/preview/read-preview.js';
 import { previewDocument, renderPreview, type PreviewLifecycle } from '../../sources/preview/render.js';
+import { renderSuggestion, suggestMapping } from '../../sources/suggest/suggest.js';
 import type { CliContext, CommandResult } from '../context.js';
 
 /** `orgsync sources check | preview | suggest`: reading sources and their mappings, never touching the platform. */
@@ -17,6 +18,33 @@ export function registerSourcesCommand(program: Command, ctx: CliContext, setRes
   const sources = program.command('sources').description('HR sources (CSV, HRIS JSON, LDAP / Active Directory).');
   registerCheck(sources, ctx, setResult);
   registerPreview(sources, ctx, setResult);
+  registerSuggest(sources, ctx, setResult);
+}
+
+function registerSuggest(sources: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
+  sources
+    .command('suggest')
+    .description(
+      'Propose a members fields: mapping from a saved API response (JSON: an array of records, or an object with the list under a key such as value, Resources, employees, data, users, Report_Entry or d.results) or a CSV export (its header), as a YAML fragment to paste; each line ends with how sure it is (sure, likely, guess) and the key or column it matched. With --preset, the preset\'s own fields are tried on the sample first and only those that find nothing are proposed. Reads nothing but the file. Exit 0, 2 when the sample cannot be used.',
+    )
+    .requiredOption('--sample <file>', 'a saved response (.json) or a CSV export')
+    .option('--preset <name>', 'a preset whose own fields are tried first (docs/sources/)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ orgsync sources suggest --sample config/demo/members.csv
+  $ orgsync sources suggest --sample config/demo/employees.json
+  $ orgsync sources suggest --sample config/demo/employees.json --preset bamboohr`,
+    )
+    .action((opts: { sample: string; preset?: string }) =>
+      setResult(
+        (async () => {
+          ctx.stdout.write(renderSuggestion(suggestMapping(opts.sample, opts.preset)));
+          return EXIT.OK;
+        })(),
+      ),
+    );
 }
 
 function registerCheck(sources: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {

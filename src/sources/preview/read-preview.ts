@@ -107,8 +107,18 @@ export async function previewSource(source: SourceConfig, opts: PreviewOptions):
   };
   const batch = await readSource(source, ctx);
   const outcomes = outcomesOf(batch, opts.entity);
-  return { ...base, configured: true, records: observer.records.map((r) => ({ ...r, outcome: outcomes.get(r.location) ?? { kind: 'excluded' } })) };
+  const outcomeOf = (r: ObservedRecord): RecordOutcome => {
+    const id = r.reads.find((x) => x.field === 'id' && typeof x.text === 'string')?.text as string | undefined;
+    return outcomes.get(keyOf(r.location, id?.trim())) ?? outcomes.get(keyOf(r.location, undefined)) ?? { kind: 'excluded' };
+  };
+  return { ...base, configured: true, records: observer.records.map((r) => ({ ...r, outcome: outcomeOf(r) })) };
 }
+
+/**
+ * Records are told apart by location and source id: a location alone can repeat (an API's page URLs are shown
+ * without their query values, so the first record of every page of an offset walk has the same one).
+ */
+const keyOf = (location: string, id: string | undefined) => `${location}\u0000${id ?? ''}`;
 
 /**
  * What became of each record read, by location. Members go through the merge's own checks (names, contacts,
@@ -132,9 +142,12 @@ function outcomesOf(batch: SourceBatch, entity: EntityKind): Map<string, RecordO
   }
   for (const r of kept) {
     const at = r.origin?.location ?? '';
-    // Departments derived from a member's path carry that member's location: the record read is the member.
-    if (!out.has(at)) out.set(at, { kind: 'kept', record: r as unknown as Record<string, unknown>, warnings: warnings.filter((w) => w.location === at) });
+    const key = keyOf(at, r.source_id);
+    if (!out.has(key)) out.set(key, { kind: 'kept', record: r as unknown as Record<string, unknown>, warnings: warnings.filter((w) => w.location === at && w.source_id === r.source_id) });
   }
-  for (const q of quarantine) if (q.entity === entity && !out.has(q.location)) out.set(q.location, { kind: 'quarantined', entry: q });
+  for (const q of quarantine) {
+    const key = keyOf(q.location, q.source_id);
+    if (q.entity === entity && !out.has(key)) out.set(key, { kind: 'quarantined', entry: q });
+  }
   return out;
 }

@@ -26,6 +26,8 @@ export interface PreviewField {
   read: string | null;
   /** Why the value could not be read as text (a wrong JSON type). */
   problem?: string;
+  /** When `from` is null: `connector` (an LDAP DN or account state), or `default` (no status mapped: active). */
+  worked_out?: 'connector' | 'default';
 }
 
 /** One record of the preview. */
@@ -59,7 +61,7 @@ const WORKED_OUT: [string, string][] = [
 ];
 
 /** The field reads of one record, one per field: the read that gave the value (for phone, the alternative that was valid). */
-function fieldsOf(reads: FieldRead[], record: Record<string, unknown> | undefined): PreviewField[] {
+function fieldsOf(reads: FieldRead[], record: Record<string, unknown> | undefined, type: string): PreviewField[] {
   const byField = new Map<string, FieldRead>();
   for (const r of reads) {
     const nonEmpty = typeof r.text !== 'string' || r.text.trim() !== '';
@@ -77,7 +79,9 @@ function fieldsOf(reads: FieldRead[], record: Record<string, unknown> | undefine
   if (record && 'source_id' in record && 'display_name' in record) {
     for (const [field, key] of WORKED_OUT) {
       const v = record[key];
-      if ((typeof v === 'string' || typeof v === 'number') && !out.some((f) => (RECORD_KEY[f.field] ?? f.field) === key)) out.push({ field, value: v, from: null, read: null });
+      if ((typeof v === 'string' || typeof v === 'number') && !out.some((f) => (RECORD_KEY[f.field] ?? f.field) === key)) {
+        out.push({ field, value: v, from: null, read: null, worked_out: type === 'ldap' ? 'connector' : 'default' });
+      }
     }
   }
   return out;
@@ -91,7 +95,7 @@ export function previewDocument(reads: SourcePreviewRead[], o: { today: string; 
     configured: s.configured,
     records: s.records.map((r): PreviewRecord => {
       const kept = r.outcome.kind === 'kept' ? r.outcome.record : undefined;
-      const rec: PreviewRecord = { location: r.location, outcome: r.outcome.kind, raw: r.raw, fields: fieldsOf(r.reads, kept), warnings: [] };
+      const rec: PreviewRecord = { location: r.location, outcome: r.outcome.kind, raw: r.raw, fields: fieldsOf(r.reads, kept, s.type), warnings: [] };
       if (r.outcome.kind === 'quarantined') rec.quarantine = { reason: r.outcome.entry.reason, message: r.outcome.entry.message };
       if (r.outcome.kind === 'kept') {
         rec.warnings = r.outcome.warnings.map((w) => ({ code: w.code, message: w.message }));
@@ -120,7 +124,8 @@ function fieldLine(f: PreviewField, date: { text: string; at: string } | undefin
     if (f.read !== null && f.read.trim() !== String(f.value)) shown += ` (read ${quoted(f.read)})`;
   } else if (f.problem !== undefined) shown = `(${f.problem})`;
   else shown = f.read === null || f.read.trim() === '' ? '(empty)' : quoted(f.read);
-  return `  ${f.field}: ${shown} ← ${f.from ?? '(worked out by the connector)'}\n`;
+  const from = f.from ?? (f.worked_out === 'connector' ? '(worked out by the connector: the DN, the account state)' : '(default: no status mapped)');
+  return `  ${f.field}: ${shown} ← ${from}\n`;
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
