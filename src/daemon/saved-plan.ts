@@ -5,7 +5,8 @@
  * when the platform or the sources changed since. This is the plan -> approval -> apply path of change management.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writePrivateFile } from '../shared/private-file.js';
 import { z } from 'zod';
 import type { DesiredState, EntityKind, Plan } from '../domain/index.js';
 import { blockedRecords, countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
@@ -100,7 +101,7 @@ export function writeSavedPlan(file: string, saved: SavedPlanFile): void {
     throw new OrgsyncError('PLAN_REFUSED', `plan file ${file} not written: the plan would contain a secret value of the config (a \${VAR}, *_file or key value); keep secrets out of source fields and mappings`);
   }
   try {
-    writeFileSync(file, text);
+    writePrivateFile(file, text);
   } catch (err) {
     throw new OrgsyncError('USAGE', `cannot write plan file ${file}: ${(err as Error).message}`, { cause: err });
   }

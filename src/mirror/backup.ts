@@ -12,6 +12,7 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
+import { createPrivateFile } from '../shared/private-file.js';
 import { openStateDb } from './db.js';
 import { MirrorLease, type LeaseOptions } from './lease.js';
 import { inMemoryImage } from './snapshot.js';
@@ -99,6 +100,8 @@ async function writeCopy(source: Database.Database, file: string, what: string):
   const tmp = `${file}.tmp-${process.pid}`;
   try {
     try {
+      // Owner-only from the first byte (issue 29): SQLite writes into the empty private file, the rename keeps its mode.
+      createPrivateFile(tmp);
       await source.backup(tmp, { progress: () => ALL_PAGES });
     } catch (err) {
       throw new OrgsyncError('STATE_ERROR', `${what}: cannot write ${file}: ${(err as Error).message}`, { cause: err });

@@ -2,10 +2,11 @@
  * The state DB connection: one SQLite file shared by the mirror, ownership and run history. src/mirror owns the
  * connection settings and the migration runner; the other repositories take the opened Database.
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
+import { createPrivateFile, ensurePrivateDir, looseModeWarning } from '../shared/private-file.js';
+import type { Logger } from '../shared/logger.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, stateDbFault } from './db-faults.js';
 import { migrations as allMigrations, runMigrations, type Migration } from './migrations/index.js';
 
@@ -37,7 +38,11 @@ function stateOpenCause(err: unknown, path: string, readonly: boolean): string {
 export function openStateDb(path: string, options: OpenStateDbOptions = {}): Database.Database {
   let db: Database.Database;
   try {
-    if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:' && !options.readonly) {
+      // Owner-only whatever the umask (issue 29): SQLite gives the -wal and -shm files the mode of the DB file.
+      ensurePrivateDir(dirname(path));
+      createPrivateFile(path);
+    }
     db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
   } catch (err) {
     throw new OrgsyncError('STATE_ERROR', `cannot open state DB ${path}: ${stateOpenCause(err, path, options.readonly ?? false)}; set state.path to a file in a folder this process can write`, { cause: err });
@@ -58,4 +63,14 @@ export function openStateDb(path: string, options: OpenStateDbOptions = {}): Dat
     throw new OrgsyncError('STATE_ERROR', `${path}: cannot prepare state DB: ${(err as Error).message}`, { cause: err });
   }
   return db;
+}
+
+/**
+ * Warns (issue 29) when the state DB at `path` is readable by its group or other users, naming the file and the
+ * `chmod` to run: it holds every employee's record. Files orgsync creates are private; an older or copied one may not be.
+ */
+export function warnIfStateDbReadable(path: string, logger: Logger): void {
+  if (path === ':memory:') return;
+  const warning = looseModeWarning(path, 'the state DB');
+  if (warning) logger.warn({ state_db: path }, warning);
 }

@@ -21,7 +21,7 @@ import { renderPlanHtml, type PlanReportContext } from '../../planner/report/ind
 import { planToJson } from '../../planner/render.js';
 import { approvalJson } from './approvals.js';
 import { CronScheduler, type Scheduler } from '../../daemon/schedule.js';
-import { openStateDb } from '../../mirror/db.js';
+import { openStateDb, warnIfStateDbReadable } from '../../mirror/db.js';
 import { explainStateDbError } from '../../mirror/db-faults.js';
 import { MirrorLease, type LeaseHolder } from '../../mirror/lease.js';
 import { openStateSnapshot } from '../../mirror/snapshot.js';
@@ -126,6 +126,7 @@ export function openRunEnvironment(config: Config, ctx: Pick<CliContext, 'env'>,
   const readOnly = options.readOnly === true;
   const snapshot = readOnly ? openStateSnapshot(dbPath, { now: steadyWallClock(clock), busyTimeoutMs }) : undefined;
   const db = snapshot?.db ?? openStateDb(dbPath, { busyTimeoutMs });
+  warnIfStateDbReadable(dbPath, logger);
   const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(clock), ttlMs: config.state.lease_ttl });
   const onLeaseLost = (): void => {
     const holder = lease.current();

@@ -11,13 +11,13 @@ import type { DesiredState } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { withoutLeaseNote } from '../../mirror/snapshot.js';
 import { HTML_ROWS_PER_TABLE, renderPlanHtml } from '../../planner/report/index.js';
-import { writeFileSync } from 'node:fs';
+import { writePrivateFile } from '../../shared/private-file.js';
 import { OrgsyncError } from '../../shared/errors.js';
 
 /** Writes the HTML report (`plan --output html --out FILE`). */
 function writeReport(file: string, html: string): void {
   try {
-    writeFileSync(file, html);
+    writePrivateFile(file, html);
   } catch (err) {
     throw new OrgsyncError('USAGE', `cannot write the plan report ${file}: ${(err as Error).message}`, { cause: err });
   }
