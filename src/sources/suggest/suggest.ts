@@ -103,7 +103,7 @@ function propose(sample: Sample, wanted: (field: string) => boolean): Proposal[]
 
 /** The preset's member fields tried on the sample: which give a value in some record. */
 function tryPreset(sample: Sample, name: PresetName): { matching: PresetField[]; missing: PresetField[] } {
-  const members = (PRESETS[name].fragment('https://example.invalid') as { members?: { fields?: Record<string, string | string[]> } }).members;
+  const members = (PRESETS[name].fragment('https://example.invalid', {}) as { members?: { fields?: Record<string, string | string[]> } }).members;
   const matching: PresetField[] = [];
   const missing: PresetField[] = [];
   for (const [field, spec] of Object.entries(members?.fields ?? {})) {
@@ -130,7 +130,7 @@ export function suggestMapping(file: string, preset?: string): Suggestion {
     throw new OrgsyncError('USAGE', `sources suggest: --preset ${preset}: no such preset (presets: ${PRESET_NAMES.join(', ')})`);
   }
   const name = preset as PresetName | undefined;
-  const itemsPath = name ? (PRESETS[name].fragment('https://example.invalid') as { members?: { items_path?: string } }).members?.items_path : undefined;
+  const itemsPath = name ? (PRESETS[name].fragment('https://example.invalid', {}) as { members?: { items_path?: string } }).members?.items_path : undefined;
   const sample = readSample(file, itemsPath);
   if (!name) return { sample, proposals: propose(sample, () => true) };
   const tried = tryPreset(sample, name);
