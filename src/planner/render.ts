@@ -133,15 +133,18 @@ export function renderPlanText(plan: Plan, extras: RenderExtras = {}): string {
 
 /** Writes lines (each followed by a newline) in chunks of about 64 KB: a million rows never become one string. */
 export function writeLines(lines: Iterable<string>, write: (chunk: string) => void, chunkSize = 65_536): void {
-  let buf = '';
+  let parts: string[] = [];
+  let size = 0;
   for (const line of lines) {
-    buf += `${line}\n`;
-    if (buf.length >= chunkSize) {
-      write(buf);
-      buf = '';
+    parts.push(line, '\n');
+    size += line.length + 1;
+    if (size >= chunkSize) {
+      write(parts.join(''));
+      parts = [];
+      size = 0;
     }
   }
-  if (buf !== '') write(buf);
+  if (parts.length > 0) write(parts.join(''));
 }
 
 /** `Plan: ... (changes: positions 1, departments 2, members 3) 1 warning(s), 1 unpatchable drift.` */
@@ -299,13 +302,19 @@ export function* planJsonChunks(plan: Plan, extras: RenderExtras = {}, chunkSize
     yield `${frame}\n`;
     return;
   }
-  let buf = `${frame.slice(0, at)}\n  "changes": [`;
+  // Parts joined per chunk: a flat string for each write, not a rope of thousands of pieces.
+  let parts: string[] = [`${frame.slice(0, at)}\n  "changes": [`];
+  let size = 0;
   for (let i = 0; i < plan.changes.length; i++) {
-    buf += `${i === 0 ? '' : ','}\n    ${JSON.stringify(changeToJson(plan.changes[i]!), null, 2).replace(/\n/g, '\n    ')}`;
-    if (buf.length >= chunkSize) {
-      yield buf;
-      buf = '';
+    const part = `${i === 0 ? '' : ','}\n    ${JSON.stringify(changeToJson(plan.changes[i]!), null, 2).replace(/\n/g, '\n    ')}`;
+    parts.push(part);
+    size += part.length;
+    if (size >= chunkSize) {
+      yield parts.join('');
+      parts = [];
+      size = 0;
     }
   }
-  yield `${buf}\n  ]${frame.slice(at + marker.length)}\n`;
+  parts.push(`\n  ]${frame.slice(at + marker.length)}\n`);
+  yield parts.join('');
 }

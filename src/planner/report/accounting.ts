@@ -55,6 +55,12 @@ function leftAloneIndex(plan: Plan): Map<string, string> {
   return why;
 }
 
+const REASON_ORDER = ['status_left', 'ended', 'scheduled', 'blocked:', 'withheld:', 'quarantined', 'out_of_scope'];
+const reasonRank = (reason: string): number => {
+  const i = REASON_ORDER.findIndex((r) => (r.endsWith(':') ? reason.startsWith(r) : reason === r));
+  return i < 0 ? REASON_ORDER.length : i;
+};
+
 /** Counts every source record of `desired` as planned, unchanged or left alone by `plan`. */
 export function accountRecords(plan: Plan, desired: DesiredState): RecordAccounting {
   const strongest = new Map<string, number>();
@@ -99,6 +105,8 @@ export function accountRecords(plan: Plan, desired: DesiredState): RecordAccount
     }
   }
   for (const [k, entry] of leftAlone) out[k.slice(0, k.indexOf('\u0000')) as EntityKind].leftAlone.push(entry);
+  // A fixed order of reasons (a stable sort keeps the sources in the order they were met).
+  for (const entity of ENTITY_KINDS) out[entity].leftAlone.sort((a, b) => reasonRank(a.reason) - reasonRank(b.reason));
   return out;
 }
 
