@@ -110,6 +110,12 @@ function traced(reader: FieldReader, spec: string | string[], entity: EntityKind
   return { names: reader.names, text, read: (lookup) => toResult(text(lookup)) };
 }
 
+/** One reader per alternative of a member field read alternative by alternative (phone, e-mail), each traced when `trace` is given. */
+function memberAlternatives(spec: string | string[] | undefined, field: 'phone' | 'email', trace: MappingTrace | undefined): FieldReader[] {
+  if (trace === undefined || spec === undefined) return alternativesOf(spec);
+  return (Array.isArray(spec) ? spec : [spec]).map((f) => traced(compileField(f), f, 'members', field, trace));
+}
+
 const toResult = (t: string | TextProblem) => (typeof t === 'string' ? { ok: true as const, value: t } : t);
 
 /** Thrown inside mapping to set a record aside; not an Error, so no stack trace is captured per bad record. */
@@ -156,10 +162,8 @@ export class SourceCollector {
     this.dept = compileAll(opts.departments?.fields, 'departments', opts.trace);
     this.pos = compileAll(opts.positions?.fields, 'positions', opts.trace);
     this.mem = compileAll(opts.members?.fields, 'members', opts.trace);
-    const phoneSpec = opts.members?.fields.phone;
-    const trace = opts.trace;
-    this.phoneReaders = phoneSpec === undefined ? [] : (Array.isArray(phoneSpec) ? phoneSpec : [phoneSpec]).map((f) => (trace ? traced(compileField(f), f, 'members', 'phone', trace) : compileField(f)));
-    this.emailReaders = alternativesOf(opts.members?.fields.email);
+    this.phoneReaders = memberAlternatives(opts.members?.fields.phone, 'phone', opts.trace);
+    this.emailReaders = memberAlternatives(opts.members?.fields.email, 'email', opts.trace);
     this.scopes = { departments: compileScope(opts.departments), positions: compileScope(opts.positions), members: compileScope(opts.members) };
     this.statusMap = opts.members?.status_map;
     this.separator = opts.members?.path_separator ?? '/';

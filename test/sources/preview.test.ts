@@ -105,7 +105,7 @@ describe('sources preview of a CSV export', () => {
     expect(zero.stderr).toBe('orgsync: sources preview: --limit 0: give a number of records from 1 to 1000\n');
     const day = await runSourcesCli(['sources', 'preview', '--config', config, '--today', 'tomorrow']);
     expect(day.code).toBe(2);
-    expect(day.stderr).toMatch(/^orgsync: sources preview: --today: "tomorrow" is not /);
+    expect(day.stderr).toBe('orgsync: sources preview: --today: "tomorrow" is not a date: give an ISO date or date-time (e.g. --today 2026-11-27 or --today 2026-11-27T09:00:00Z)\n');
   });
 });
 

@@ -127,7 +127,8 @@ async function runPreview(opts: PreviewOpts, ctx: CliContext): Promise<number> {
 /** `--today`: the instant dates are judged at (a date is its midnight in the config's timezone). */
 function dayToJudge(text: string, cfg: Config): number {
   const r = parseHrDate(text, cfg.timezone ?? 'UTC');
-  if ('problem' in r) throw new OrgsyncError('USAGE', `sources preview: --today: ${r.problem}`);
+  // The operator's own input: named as given (the date reader's message shows only a value's shape, for HR data).
+  if ('problem' in r) throw new OrgsyncError('USAGE', `sources preview: --today: ${JSON.stringify(text)} is not a date: give an ISO date or date-time (e.g. --today 2026-11-27 or --today 2026-11-27T09:00:00Z)`);
   if ('none' in r) throw new OrgsyncError('USAGE', 'sources preview: --today: a date is required (e.g. --today 2026-11-27)');
   return r.ms;
 }

@@ -66,8 +66,9 @@ function fieldsOf(reads: FieldRead[], record: Record<string, unknown> | undefine
   for (const r of reads) {
     const nonEmpty = typeof r.text !== 'string' || r.text.trim() !== '';
     const known = byField.get(r.field);
-    // Phone alternatives are tried until one is a valid number: the last one read gave the kept value.
-    if (known === undefined || (r.field === 'phone' && nonEmpty && record?.phone !== undefined)) byField.set(r.field, r);
+    // Phone alternatives are tried until one is a valid number, e-mail fallbacks until one is an address: the last
+    // one read gave the kept value.
+    if (known === undefined || ((r.field === 'phone' || r.field === 'email') && nonEmpty && record?.[r.field] !== undefined)) byField.set(r.field, r);
   }
   const out: PreviewField[] = [];
   for (const [field, r] of byField) {
