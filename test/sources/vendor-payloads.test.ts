@@ -2,24 +2,27 @@
  * Presets against payloads shaped after responses published by others (issue 28 points 4 and 5): each vendor's
  * second recording (test/fixtures/vendors/<vendor>/, origin in its SOURCE.md) served by a vendor double on loopback
  * with that vendor's pagination and auth, read with nothing but `preset`, `base_url` and `auth` in the source, through
- * `orgsync sources check`, `plan` and `sync` against the emulator.
+ * `orgsync sources preview`, `sources check`, `plan` and `sync` against the emulator (issue 28's Tests).
  *
  * Today: the CLI reads the real clock (its context has no clock), so the test injects "today" into the vendor
  * instead. Payload dates are written relative to the test's today (`{{date:+40}}`, `{{odata:-3}}`, ...) and the double
  * serves the world as of an earlier day by moving every relative date forward (`shift`): run 1 is ten days before
  * today (the leaver still works, the hire is 50 days out), run 2 is today (the leaver's last day was 3 days ago, the
  * hire 40 days ahead). Values that change with the day are `{{until:-3|Active|Inactive}}` (the first up to that day).
+ * `sources preview` takes the day of the world served through `--today`, so its lifecycle rules judge the same day.
  *
- * One row per preset; each run walks the same steps (a table of steps, so `sources preview` can be one more).
+ * One row per preset; each run walks the same steps (a table of steps): preview first, which must write nothing.
  */
-import { writeFileSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { startVendor, type Route, type Vendor, type VendorAuth, type VendorRequest } from '../helpers/hr-vendor.js';
+import { previewJson } from '../helpers/preview.js';
+import type { PreviewRecord } from '../../src/sources/preview/render.js';
 import { tempDir } from '../helpers/temp.js';
 
 const DAY = 86_400_000;
@@ -134,6 +137,19 @@ interface Expect {
   members: Record<string, string>;
 }
 
+/** What `sources preview` shows of the payload, before check and sync run it. */
+interface PreviewExpect {
+  /** Ordinary records by source id: field -> [the mapped value, the path or candidate of the preset it came from]. */
+  records: Record<string, Record<string, [string, string]>>;
+  /** The future hire (vendors with a hire date): scheduled in both runs. */
+  hire?: string;
+  /** The leaver: active ten days before today; today `ended` by its leave date, or the status the vendor gives it. */
+  leaver: string;
+  leaves: 'ended' | 'left' | 'suspended';
+  /** The API path whose requests a `--limit 1` preview must make fewer of than the full read (one preset). */
+  limitPath?: string;
+}
+
 /** One preset. */
 interface Row {
   preset: string;
@@ -148,6 +164,7 @@ interface Row {
   before: Expect;
   today: Expect;
   departments: string[];
+  preview: PreviewExpect;
   /** Checks of the requests the vendor saw (a POST's body). */
   requests?: (seen: VendorRequest[]) => void;
 }
@@ -182,6 +199,18 @@ const ROWS: Row[] = [
       members: { [G(1)]: 'active', [G(4)]: 'suspended', [G(5)]: 'active' },
     },
     departments: ['Finance', 'Retail'],
+    preview: {
+      records: {
+        [G(1)]: { display_name: ['Avery Quinn', 'displayName'], email: ['avery.quinn@fabrikam.example', 'mail'], phone: ['+12065550141', 'businessPhones[0]'], title: ['Store Manager', 'jobTitle'], department_path: ['Retail', 'department'], status: ['active', 'accountEnabled'], start_date: ['2019-03-04T00:00:00Z', 'employeeHireDate'] },
+        // No mail: the e-mail is the fallback candidate, the sign-in name.
+        [G(5)]: { email: ['tomas.berg@fabrikam.example', 'userPrincipalName'] },
+      },
+      hire: G(2),
+      leaver: G(3),
+      leaves: 'ended',
+      // Two users a page, six users: the full read asks for three pages, the first record needs one.
+      limitPath: '/v1.0/users',
+    },
   },
   {
     // SCIM has no hire or leave date (core schema and enterprise extension): leavers are seen by active: false.
@@ -205,6 +234,15 @@ const ROWS: Row[] = [
       members: { [S(1)]: 'active', [S(2)]: 'active', [S(3)]: 'suspended', [S(4)]: 'suspended', [S(5)]: 'active' },
     },
     departments: ['Customer Support', 'Documentation', 'People'],
+    preview: {
+      records: {
+        [S(1)]: { display_name: ['Hana Wright', 'displayName'], email: ['hwright@example.org', 'emails[primary=true].value'], phone: ['+12065550137', 'phoneNumbers[type=work].value'], title: ['Support Lead', 'title'], department_path: ['Customer Support', '"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User".department'], status: ['active', 'active'] },
+        // No displayName and no emails: the name from its parts, the e-mail from userName (an address).
+        [S(2)]: { display_name: ['Lena Meyer', '{name.givenName} {name.familyName}'], email: ['lena.meyer@example.org', 'userName'] },
+      },
+      leaver: S(3),
+      leaves: 'suspended',
+    },
   },
   {
     // No hire date in the Directory API (without a custom schema): an archived leaver is suspended.
@@ -227,6 +265,13 @@ const ROWS: Row[] = [
       members: { '117530462014826100001': 'active', '117530462014826100002': 'active', '117530462014826100003': 'suspended', '117530462014826100004': 'suspended', '117530462014826100005': 'active' },
     },
     departments: ['Engineering', 'Sales', 'Sales/EMEA'],
+    preview: {
+      records: {
+        '117530462014826100001': { display_name: ['Priya Raman', 'name.fullName'], email: ['priya@northwind.example', 'primaryEmail'], phone: ['+442079460101', 'phones[type=mobile].value'], title: ['Account Executive', 'organizations[primary=true].title'], department_path: ['Sales/EMEA', 'orgUnitPath'], status: ['active', '{suspended}/{archived}'] },
+      },
+      leaver: '117530462014826100003',
+      leaves: 'suspended',
+    },
   },
   {
     preset: 'bamboohr',
@@ -239,8 +284,8 @@ const ROWS: Row[] = [
     env: { BAMBOO_KEY: 'bamboo-api-key-2' },
     requests: (seen) => {
       // A custom report of every employee (onlyCurrent=false), naming the fields it needs.
-      // One read for each of check, plan and sync, in both runs.
-      expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual(Array(6).fill('POST /api/gateway.php/acme/v1/reports/custom?format=JSON&onlyCurrent=false'));
+      // One read for each of preview, check, plan and sync, in both runs.
+      expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual(Array(8).fill('POST /api/gateway.php/acme/v1/reports/custom?format=JSON&onlyCurrent=false'));
       expect(JSON.parse(seen[0]!.body)).toEqual({ title: 'orgsync', fields: ['id', 'firstName', 'lastName', 'displayName', 'workEmail', 'mobilePhone', 'workPhone', 'jobTitle', 'department', 'status', 'hireDate', 'terminationDate'] });
       expect(seen[0]!.headers['content-type']).toBe('application/json');
     },
@@ -257,6 +302,16 @@ const ROWS: Row[] = [
       members: { '4': 'active', '6': 'suspended', '8': 'active' },
     },
     departments: ['Human Resources', 'Product', 'Sales'],
+    preview: {
+      records: {
+        '4': { display_name: ['Emma Larsen', '{firstName} {lastName}'], email: ['elarsen@efficientoffice.example', 'workEmail'], phone: ['+18015550104', 'mobilePhone'], title: ['HR Generalist', 'jobTitle'], department_path: ['Human Resources', 'department'], status: ['active', 'status'], start_date: ['2018-05-14', 'hireDate'] },
+        // No mobile phone: the work phone, the preset's second candidate.
+        '5': { phone: ['+18015550105', 'workPhone'] },
+      },
+      hire: '5',
+      leaver: '6',
+      leaves: 'left',
+    },
   },
   {
     preset: 'personio',
@@ -279,6 +334,14 @@ const ROWS: Row[] = [
       members: { '2001': 'active', '2005': 'suspended' },
     },
     departments: ['Engineering', 'Finance', 'Sales'],
+    preview: {
+      records: {
+        '2001': { display_name: ['Jana Krüger', '{attributes.first_name.value} {attributes.last_name.value}'], email: ['jana.krueger@muster.example', 'attributes.email.value'], title: ['Controller', 'attributes.position.value'], department_path: ['Finance', 'attributes.department.value.attributes.name'], status: ['active', 'attributes.status.value'], start_date: ['2017-04-01T00:00:00+02:00', 'attributes.hire_date.value'] },
+      },
+      hire: '2002',
+      leaver: '2003',
+      leaves: 'left',
+    },
   },
   {
     preset: 'hibob',
@@ -307,6 +370,16 @@ const ROWS: Row[] = [
       members: { '3490172255114061821': 'active', '3490172255114061826': 'active' },
     },
     departments: ['Customer Success', 'Product', 'R&D'],
+    preview: {
+      records: {
+        '3490172255114061821': { display_name: ['Marta Silva', 'displayName'], email: ['marta.silva@bobco.example', 'email'], phone: ['+351912000111', 'work.mobilePhone'], title: ['Engineering Manager', 'work.title'], department_path: ['R&D', 'work.department'], status: ['active', 'internal.status'], start_date: ['2020-10-12', 'work.startDate'] },
+        // A record with flat path keys: the same fields from the preset's other candidates.
+        '3490172255114061826': { display_name: ['Rui Almeida', '"/root/displayName".value'], email: ['rui.almeida@bobco.example', '"/root/email".value'], phone: ['+351912345678', '"/work/mobilePhone".value'], title: ['Data Engineer', '"/work/title".humanReadable'], status: ['active', '"/internal/status".value'] },
+      },
+      hire: '3490172255114061825',
+      leaver: '3490172255114061822',
+      leaves: 'left',
+    },
   },
   {
     preset: 'workday-raas',
@@ -330,6 +403,14 @@ const ROWS: Row[] = [
       members: { '30001': 'active', '30003': 'suspended', '30005': 'active' },
     },
     departments: ['Payments', 'Platform Engineering'],
+    preview: {
+      records: {
+        '30001': { display_name: ['Daniela Ruiz', 'Full_Name'], email: ['druiz@globex.example', 'Email'], department_path: ['Platform Engineering', 'Team_Name'], status: ['active', 'Active_Status'], start_date: ['2016-08-01-07:00', 'Start_Date'] },
+      },
+      hire: '30002',
+      leaver: '30003',
+      leaves: 'ended',
+    },
   },
   {
     // The User entity has hireDate but no end date: a leaver is seen by status f.
@@ -353,6 +434,14 @@ const ROWS: Row[] = [
       members: { lnguyen: 'active', ymori: 'active' },
     },
     departments: ['Engineering', 'Finance', 'Sales'],
+    preview: {
+      records: {
+        lnguyen: { display_name: ['Linh Nguyen', 'displayName'], email: ['linh.nguyen@acmeglobal.example', 'email'], phone: ['+16105550151', 'businessPhone'], title: ['Payroll Lead', 'title'], department_path: ['Finance', 'department'], status: ['active', 'status'], start_date: ['2015-01-01', 'hireDate'] },
+      },
+      hire: 'pschmidt',
+      leaver: 'rkhan',
+      leaves: 'left',
+    },
   },
 ];
 
@@ -373,7 +462,8 @@ describe('presets read payloads shaped after the vendors\' published responses, 
         const file = writeConfig(row, vendor, emulator);
         for (const [shift, want] of [[10, row.before], [0, row.today]] as const) {
           served.shift = shift;
-          for (const step of STEPS) await step.run({ row, file, emulator, want });
+          const today = new Date(TODAY - shift * DAY).toISOString().slice(0, 10);
+          for (const step of STEPS) await step.run({ row, file, emulator, vendor, want, today, first: shift > 0 });
         }
         expectAuthenticated(vendor);
         row.requests?.(vendor.requests.filter((r) => r.method === 'POST' && !r.path.endsWith('/token')));
@@ -390,11 +480,62 @@ interface StepContext {
   row: Row;
   file: string;
   emulator: TestEmulator;
+  vendor: Vendor;
   want: Expect;
+  /** The day of the world served (the `--today` of the preview); first: the run ten days before today. */
+  today: string;
+  first: boolean;
 }
 
 /** The steps of one run, in order. */
 const STEPS: { name: string; run: (c: StepContext) => Promise<void> }[] = [
+  {
+    name: 'sources preview',
+    run: async ({ row, file, emulator, vendor, want, today, first }) => {
+      const members = async () => (await emulator.request('GET', '/api/external/v1/org/members?limit=200', { token: TEST_KEYS.acmeRw })).body.items as PlatformMember[];
+      const onPlatform = await members();
+      // Pages answered (a call refused for a revoked token is asked again with a new one: not a page more).
+      const calls = () => vendor.requests.filter((r) => r.path === row.preview.limitPath).length - vendor.rejected;
+      const callsBefore = calls();
+      const doc = await previewJson(file, { today, limit: 20, env: row.env ?? {} });
+      const fullReadCalls = calls() - callsBefore;
+      // Nothing written: the platform's members as they were, and no state DB before the first sync.
+      expect(await members()).toEqual(onPlatform);
+      if (first) expect(existsSync(join(dirname(file), 'state.db'))).toBe(false);
+      expect(doc.today).toBe(today);
+      const records = doc.sources[0]!.records;
+      expectPreviewCounts(records, want.check);
+      const byId = (id: string) => {
+        const found = records.find((r) => r.fields.find((f) => f.field === 'id')?.read === id);
+        expect(found, `preview record ${id}`).toBeDefined();
+        return found!;
+      };
+      // Every field of every record read names the path or candidate it came from.
+      for (const r of records) for (const f of r.fields) expect(f.from, `${r.location} ${f.field}`).not.toBeNull();
+      for (const [id, fields] of Object.entries(row.preview.records)) {
+        const r = byId(id);
+        expect(r.outcome).toBe('kept');
+        expect(r.fields.find((f) => f.field === 'id')).toMatchObject({ value: id });
+        expect(Object.fromEntries(r.fields.filter((f) => f.field in fields).map((f) => [f.field, [f.value, f.from]]))).toEqual(fields);
+      }
+      // Only what a person would set aside too (HiBob's record without a status).
+      expect(records.filter((r) => r.outcome === 'quarantined').map((r) => [r.fields.find((f) => f.field === 'id')?.read, r.quarantine?.reason, r.quarantine?.message])).toEqual(row.quarantine ?? []);
+      if (row.preview.hire !== undefined) {
+        const hire = byId(row.preview.hire);
+        const start = hire.dates?.start_date;
+        expect(start).toBeDefined();
+        expect(Date.parse(start!.at)).toBeGreaterThan(Date.parse(today));
+        expect(hire.lifecycle).toMatchObject({ rule: 'scheduled', create_on: start!.at.slice(0, 10) });
+      }
+      expectLeaver(byId(row.preview.leaver), row.preview.leaves, first);
+      if (row.preview.limitPath !== undefined) {
+        const one = await previewJson(file, { today, limit: 1, env: row.env ?? {} });
+        expect(one.sources[0]!.records.map((r) => r.location)).toEqual([records[0]!.location]);
+        expect(calls() - callsBefore - fullReadCalls).toBe(1);
+        expect(fullReadCalls).toBe(3);
+      }
+    },
+  },
   {
     name: 'sources check',
     run: async ({ row, file, want }) => {
@@ -431,6 +572,31 @@ const STEPS: { name: string; run: (c: StepContext) => Promise<void> }[] = [
     },
   },
 ];
+
+/** The preview read the payload whole: as many kept and out-of-scope records as `sources check` counts members. */
+function expectPreviewCounts(records: PreviewRecord[], check: string): void {
+  const count = (outcome: PreviewRecord['outcome']) => records.filter((r) => r.outcome === outcome).length;
+  expect(count('kept')).toBe(Number(/, (\d+) members, /.exec(check)![1]));
+  expect(count('excluded')).toBe(Number(/out of scope: (\d+) members/.exec(check)?.[1] ?? 0));
+}
+
+/**
+ * The leaver ten days before today: active by status and dates. Today: ended by its leave date (the planner's
+ * `ended` rule), or out by the status the vendor gives it, which decides alone (no dated rule, as `plan` shows).
+ */
+function expectLeaver(r: PreviewRecord, leaves: PreviewExpect['leaves'], first: boolean): void {
+  expect(r.outcome).toBe('kept');
+  const status = r.fields.find((f) => f.field === 'status');
+  if (first || leaves === 'ended') expect(status?.value).toBe('active');
+  if (first) expect(r.lifecycle?.rule).toBe('active');
+  else if (leaves === 'ended') {
+    expect(r.dates?.end_date).toBeDefined();
+    expect(r.lifecycle?.rule).toBe('ended');
+  } else {
+    expect(status?.value).toBe(leaves);
+    expect(r.lifecycle).toEqual({ rule: 'active', message: `no dated rule holds it back: synced with status ${leaves}` });
+  }
+}
 
 /** The config: platform, state, sync and the one source with only preset, base_url and auth. */
 function writeConfig(row: Row, vendor: Vendor, emulator: TestEmulator): string {
