@@ -47,9 +47,24 @@ interface LoadContext {
   dir: string;
   file: string;
   secrets: Set<string>;
+  /** Where each platform key setting was read: `platform.api_keys[1]` -> `$HR_KEY` (PlatformConfig.key_origins). */
+  keyOrigins: Record<string, string>;
 }
 
 const ENV_REF = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** The platform key setting `key` at `path` is (`platform.api_key`, `platform.api_keys[1]`), or undefined for any other key. */
+function keySetting(path: readonly (string | number)[], key: string): string | undefined {
+  if (key === 'api_key' && path.length === 1 && path[0] === 'platform') return 'platform.api_key';
+  if (key === 'key' && path.length === 3 && path[0] === 'platform' && path[1] === 'api_keys') return `platform.api_keys[${path[2]}]`;
+  return undefined;
+}
+
+/** Where a key written as `value` in the file is read from: its environment variables (`$ORGSYNC_API_KEY`), or the file itself. */
+function writtenOrigin(value: string): string {
+  const names = [...value.matchAll(ENV_REF)].filter((m) => m[1] !== undefined).map((m) => `$${m[1]}`);
+  return names.length > 0 ? names.join(', ') : 'the config file';
+}
 
 const URL_VALUE = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//;
 const PATH_VALUE = /^\.{0,2}\//;
@@ -117,6 +132,8 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
           continue;
         }
         ctx.secrets.add(secret);
+        const setting = keySetting(path, base);
+        if (setting) ctx.keyOrigins[setting] = `file ${abs}`;
         out[base] = secret;
         continue;
       }
@@ -128,6 +145,8 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
       const secretish = inSecret || isSecretKey(path, key) || key === 'headers';
       const v = walk(value, [...path, key], ctx, secretish);
       if (isSecretKey(path, key) && typeof v === 'string' && v !== '') ctx.secrets.add(v);
+      const setting = keySetting(path, key);
+      if (setting && typeof value === 'string') ctx.keyOrigins[setting] = writtenOrigin(value);
       out[key] = v;
     }
     return out;
@@ -171,7 +190,7 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: the config must be a YAML mapping`);
   }
-  const ctx: LoadContext = { env, platformSecrets: options.platformSecrets ?? true, secretProblems: [], dir: dirname(abs), file: abs, secrets: new Set() };
+  const ctx: LoadContext = { env, platformSecrets: options.platformSecrets ?? true, secretProblems: [], dir: dirname(abs), file: abs, secrets: new Set(), keyOrigins: {} };
   const interpolated = walk(raw, [], ctx, false) as Record<string, unknown>;
   // Presets are config fragments under the source's own keys: expanded before validation, so errors name real keys.
   if ('sources' in interpolated) interpolated.sources = expandPresets(interpolated.sources);
@@ -191,7 +210,7 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
     const lines = issues;
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: ${lines.join('; ')}`, { details: { issues: lines } });
   }
-  const config: Config = { ...result.data, meta: { file: abs, dir: ctx.dir, secrets: [...ctx.secrets] } };
+  const config: Config = { ...result.data, platform: { ...result.data.platform, key_origins: ctx.keyOrigins }, meta: { file: abs, dir: ctx.dir, secrets: [...ctx.secrets] } };
   return deepFreeze(config);
 }
 

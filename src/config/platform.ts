@@ -34,13 +34,40 @@ export const platformConfigSchema = z
   })
   .describe('The platform API and its pacing.');
 
-export type PlatformConfig = z.infer<typeof platformConfigSchema>;
+/**
+ * The loaded `platform:` block. Beside the file's keys, the loader adds `key_origins`: for each key setting
+ * (`platform.api_key`, `platform.api_keys[1]`) where it was read (`$ORGSYNC_API_KEY`, `file /run/secrets/key`, `the
+ * config file`), so that a refused key's message says which setting to fix. Never the key itself.
+ */
+export type PlatformConfig = z.infer<typeof platformConfigSchema> & { key_origins?: Readonly<Record<string, string>> };
 
 /**
  * The `platform:` block's defaults, read off the schema (the one place they are written), for a client built without
  * a config file (tests, benchmarks).
  */
 export const PLATFORM_DEFAULTS: Readonly<PlatformConfig> = platformConfigSchema.parse({ base_url: 'http://localhost/' });
+
+/** The shape of a platform API key (the spec: `ek_<prefix>_<secret>`). */
+const API_KEY_SHAPE = /^ek_[A-Za-z0-9]+_[A-Za-z0-9_-]+$/;
+
+/**
+ * One warning per configured key that does not look like an API key of the platform (`ek_<prefix>_<secret>`): a
+ * session token (`st_`) cannot write and is short-lived; anything else is refused with a 401. Names the setting and
+ * where it was read, never the key.
+ */
+export function apiKeyShapeWarnings(platform: PlatformConfig): string[] {
+  const keys: [string, string][] = [];
+  if (platform.api_key !== undefined) keys.push(['platform.api_key', platform.api_key]);
+  (platform.api_keys ?? []).forEach((k, i) => keys.push([`platform.api_keys[${i}]`, k.key]));
+  const warnings: string[] = [];
+  for (const [setting, key] of keys) {
+    if (API_KEY_SHAPE.test(key)) continue;
+    const from = platform.key_origins?.[setting];
+    const what = key.startsWith('st_') ? 'a session token (st_), which cannot write and expires' : 'no API key of the platform';
+    warnings.push(`${setting}${from ? ` (read from ${from})` : ''}: the value looks like ${what}; platform keys read ek_<prefix>_<secret> (created in the tenant's admin console, scopes tenant.org.read and tenant.org.write)`);
+  }
+  return warnings;
+}
 
 /**
  * `state:` — the local SQLite state DB (mirror, ownership, run history). The durations `full_walk_every`,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { platformConfigSchema, stateConfigSchema } from './platform.js';
+import { platformConfigSchema, stateConfigSchema, type PlatformConfig } from './platform.js';
 import { sourcesConfigSchema } from './sources.js';
 import { syncConfigSchema } from './sync.js';
 import { notifyConfigSchema } from './notify.js';
@@ -25,6 +25,8 @@ export type ConfigBody = z.infer<typeof configSchema>;
 
 /** A loaded config: the body plus where it came from. Frozen. */
 export interface Config extends ConfigBody {
+  /** The `platform:` block, with the loader's `key_origins` (where each API key was read). */
+  platform: PlatformConfig;
   meta: {
     /** Absolute path of the config file. */
     file: string;

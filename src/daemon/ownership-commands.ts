@@ -10,7 +10,7 @@
 import { RecordHistory } from '../mirror/record-history.js';
 import type { DesiredMember, DesiredState, EntityKind, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
-import { describePlatformError, isPlatformError } from '../platform/errors.js';
+import { isPlatformError, platformFailure } from '../platform/errors.js';
 import { departmentOwnership, MANAGED_BY_KEY, normEmail, normPhone, positionOwnership } from '../planner/index.js';
 import { EXIT, OrgsyncError, oneLine } from '../shared/errors.js';
 import type { RunHistory } from '../mirror/runs.js';
@@ -53,7 +53,7 @@ export async function refreshForOwnership(deps: OwnershipCommandDeps): Promise<v
       ...(deps.signal ? { signal: deps.signal } : {}),
     });
   } catch (err) {
-    if (isPlatformError(err)) throw new OrgsyncError('PLATFORM_ERROR', describePlatformError(err), { cause: err });
+    if (isPlatformError(err)) throw platformFailure(err);
     throw err;
   }
 }
@@ -208,7 +208,7 @@ export async function applyOwnershipActions(deps: OwnershipCommandDeps, actions:
       deps.logger.info({ change: a.kind, entity: a.entity, third_id: a.thirdId, platform_id: a.platformId }, a.kind === 'adopt' ? 'record adopted' : 'record released');
       onDone?.(a);
     } catch (err) {
-      if (isPlatformError(err)) throw new OrgsyncError('PLATFORM_ERROR', `${a.kind} ${a.entity} ${a.thirdId || a.platformId}: ${describePlatformError(err)}`, { cause: err });
+      if (isPlatformError(err)) throw platformFailure(err, `${a.kind} ${a.entity} ${a.thirdId || a.platformId}: `);
       throw err;
     }
   }

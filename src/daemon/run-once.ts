@@ -10,7 +10,7 @@ import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import { RECORDED_STATUSES, type RecordHistory } from '../mirror/record-history.js';
 import type { OrgPlatformPort } from '../platform/port.js';
-import { describePlatformError, isPlatformError } from '../platform/errors.js';
+import { isPlatformError, platformFailure } from '../platform/errors.js';
 import { calculatePlan, lifecycleOptionsFrom, type PlannerSnapshot } from '../planner/index.js';
 import { selectPlan, unmatchedMessage, type PlanSelection, type SelectedRecord } from '../planner/select.js';
 import type { Clock } from '../shared/clock.js';
@@ -245,7 +245,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
         ...(deps.signal ? { signal: deps.signal } : {}),
       });
     } catch (err) {
-      if (isPlatformError(err)) throw new OrgsyncError('PLATFORM_ERROR', describePlatformError(err), { cause: err });
+      if (isPlatformError(err)) throw platformFailure(err);
       throw err;
     }
   };

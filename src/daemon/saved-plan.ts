@@ -14,7 +14,7 @@ import { applyChanges, type ChangeResult } from '../applier/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
-import { describePlatformError, isPlatformError } from '../platform/errors.js';
+import { isPlatformError, platformFailure } from '../platform/errors.js';
 import { calculatePlan, lifecycleOptionsFrom } from '../planner/index.js';
 import { EXIT, OrgsyncError } from '../shared/errors.js';
 import { redactSecrets } from '../shared/redact.js';
@@ -210,7 +210,7 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
         ...(deps.signal ? { signal: deps.signal } : {}),
       });
     } catch (err) {
-      if (isPlatformError(err)) throw new OrgsyncError('PLATFORM_ERROR', describePlatformError(err), { cause: err });
+      if (isPlatformError(err)) throw platformFailure(err);
       throw err;
     }
   };

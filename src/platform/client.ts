@@ -12,7 +12,7 @@ import { formatPath } from '../config/zod-errors.js';
 import type { EntityKind, ListPage, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/entities.js';
 import { monotonicNow, systemClock, type Clock } from '../shared/clock.js';
 import { OrgsyncError } from '../shared/errors.js';
-import { errorFromResponse, isPlatformError, parseRetryAfter, platformError, type PlatformError, type RequestTarget } from './errors.js';
+import { errorFromResponse, isPlatformError, parseRetryAfter, platformError, type CredentialRef, type PlatformError, type RequestTarget } from './errors.js';
 import { KeyPool, namesTenant, type PoolKey } from './key-pool.js';
 import { Semaphore, type TokenBucket } from './pacing.js';
 import type {
@@ -55,6 +55,11 @@ export interface PlatformClientOptions {
    * paced at `requestsPerSecond`, all together at most `tenantRequestsPerSecond` (./key-pool.ts).
    */
   moreCredentials?: readonly string[];
+  /**
+   * Where each credential (`credential`, then `moreCredentials`) is configured and read from, for the message of a
+   * refused key: `{ setting: 'platform.api_keys[1]', from: '$HR_KEY_2' }`. createPlatformClient fills it from the config.
+   */
+  credentialSources?: readonly ({ setting: string; from?: string } | undefined)[];
   /** Pacing rate of each credential (default: platform.requests_per_second's, 100, the platform's per-key limit). */
   requestsPerSecond?: number;
   /** The share of the tenant's budget for all credentials together (default: no bound beyond the keys' own). */
@@ -98,6 +103,14 @@ interface RequestSpec {
   serverTime?: boolean;
 }
 
+/** What one HTTP attempt got back: status, body text and the headers the client reads. */
+interface Answer {
+  status: number;
+  text: string;
+  retryAfter: string | string[] | undefined;
+  date: string | string[] | undefined;
+}
+
 /** The real platform client. One instance per credential and base URL; close() when done. */
 export class PlatformClient implements OrgPlatformPort {
   private readonly origin: string;
@@ -113,9 +126,17 @@ export class PlatformClient implements OrgPlatformPort {
   private readonly observer: ClientObserver;
   private readonly headers: Record<string, string>;
   private readonly headersByKey = new WeakMap<PoolKey, { plain: Record<string, string>; json: Record<string, string> }>();
+  private readonly baseUrl: string;
+  private readonly sources = new Map<string, { setting: string; from?: string }>();
 
   constructor(options: PlatformClientOptions) {
     const url = new URL(options.baseUrl);
+    this.baseUrl = options.baseUrl;
+    const credentials = [options.credential, ...(options.moreCredentials ?? [])];
+    credentials.forEach((c, i) => {
+      const source = options.credentialSources?.[i];
+      if (source && !this.sources.has(c)) this.sources.set(c, source);
+    });
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '') + API_PREFIX;
     this.clock = options.clock ?? systemClock;
@@ -237,6 +258,7 @@ export class PlatformClient implements OrgPlatformPort {
       } catch (err) {
         if (!isPlatformError(err)) throw err;
         failure = err;
+        if (failure.kind === 'unauthorized' || failure.kind === 'scope_denied') failure.credential = this.credentialRef(key);
       } finally {
         release();
       }
@@ -263,6 +285,11 @@ export class PlatformClient implements OrgPlatformPort {
       if (failure.status !== 429 && delay > 0) await this.backoff(delay, signal, options?.noRetry, failure);
       if (options?.noRetry?.aborted) throw failure;
     }
+  }
+
+  /** Which key a request went with, as a refusal's message names it (never the key itself). */
+  private credentialRef(key: PoolKey): CredentialRef {
+    return { baseUrl: this.baseUrl, fingerprint: key.fingerprint, ...this.sources.get(key.credential) };
   }
 
   /** Waits out a backoff; ends early (throwing `failure`) when `noRetry` fires, or the abort reason on `signal`. */
@@ -340,7 +367,12 @@ export class PlatformClient implements OrgPlatformPort {
       signal?.removeEventListener('abort', onAbort);
     }
     this.observer.onResponse?.(spec.method, spec.route, status, (monotonicNow(this.clock) - t0) / 1000);
+    return this.readAnswer(spec, schema, target, { status, text, retryAfter, date });
+  }
 
+  /** An answer as a value: an error status or envelope becomes a PlatformError, a 2xx body is validated by `schema`. */
+  private readAnswer(spec: RequestSpec, schema: z.ZodType | undefined, target: RequestTarget, answer: Answer): unknown {
+    const { status, text } = answer;
     let json: unknown;
     let jsonError: unknown;
     if (text !== '') {
@@ -351,7 +383,7 @@ export class PlatformClient implements OrgPlatformPort {
       }
     }
     if (status < 200 || status >= 300) {
-      throw errorFromResponse(target, status, json, parseRetryAfter(retryAfter, this.clock.now()));
+      throw errorFromResponse(target, status, json, parseRetryAfter(answer.retryAfter, this.clock.now()));
     }
     if (json && typeof json === 'object' && (json as { success?: unknown }).success === false) {
       // A shape-1 envelope reporting failure under a 2xx status.
@@ -375,6 +407,7 @@ export class PlatformClient implements OrgPlatformPort {
       });
     }
     if (spec.serverTime) {
+      const date = answer.date;
       const serverTime = Date.parse(Array.isArray(date) ? date[0]! : (date ?? ''));
       if (Number.isFinite(serverTime)) return { ...(parsed.data as object), server_time: new Date(serverTime).toISOString() };
     }
@@ -421,21 +454,32 @@ function queryString(query: ListParams | undefined): string {
 
 /**
  * Builds the client from the `platform:` config block: its keys are `api_key` and every `api_keys` entry (a key
- * given twice counts once). No key at all is a config error naming `configFile` (the config file's path, when known).
+ * given twice counts once), each with the setting it came from and, from the loader's `key_origins`, where it was
+ * read. No key at all is a config error naming `configFile` (the config file's path, when known).
  */
 export function createPlatformClient(
   config: PlatformConfig,
   deps: Pick<PlatformClientOptions, 'clock' | 'random' | 'dispatcher' | 'observer' | 'bucket'> = {},
   configFile?: string,
 ): PlatformClient {
-  const keys = [...new Set([...(config.api_key ? [config.api_key] : []), ...(config.api_keys ?? []).map((k) => k.key)])];
+  const settings: [string, string][] = [];
+  if (config.api_key) settings.push([config.api_key, 'platform.api_key']);
+  (config.api_keys ?? []).forEach((k, i) => settings.push([k.key, `platform.api_keys[${i}]`]));
+  const first = new Map<string, string>();
+  for (const [key, setting] of settings) if (!first.has(key)) first.set(key, setting);
+  const keys = [...first.keys()];
   if (keys.length === 0) {
     throw new OrgsyncError('CONFIG_INVALID', `${configFile ? `${configFile}: ` : ''}platform.api_key: required (or platform.api_key_file)`);
   }
+  const sources = [...first.values()].map((setting) => {
+    const from = config.key_origins?.[setting];
+    return from === undefined ? { setting } : { setting, from };
+  });
   return new PlatformClient({
     baseUrl: config.base_url,
     credential: keys[0]!,
     moreCredentials: keys.slice(1),
+    credentialSources: sources,
     requestsPerSecond: config.requests_per_second,
     tenantRequestsPerSecond: config.tenant_requests_per_second,
     concurrency: config.concurrency,

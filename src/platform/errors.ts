@@ -2,6 +2,7 @@
  * Typed errors of the platform client. Both error shapes of the spec are parsed here:
  * shape 1 (envelope: success=false, numeric code 4010/4030/4040) and shape 2 ({ error: { code, message }, meta }).
  */
+import { OrgsyncError } from '../shared/errors.js';
 import { redactUrl } from '../shared/redact.js';
 import { isNotTls } from '../shared/tls.js';
 
@@ -26,6 +27,21 @@ export interface RequestTarget {
   route: string;
   /** The full URL requested, without its query (for messages; shown through `redactUrl`). */
   url?: string;
+}
+
+/**
+ * The credential a refused request was sent with, as messages may name it: where it is configured and read from, and
+ * its fingerprint (the first 8 hex digits of its SHA-256), never the key itself.
+ */
+export interface CredentialRef {
+  /** The platform's base URL (platform.base_url). */
+  baseUrl: string;
+  /** keyFingerprint() of the key. */
+  fingerprint: string;
+  /** The setting the key came from: `platform.api_key` or `platform.api_keys[1]`; absent for a client built without a config. */
+  setting?: string;
+  /** Where the loader read it: `$ORGSYNC_API_KEY`, `file /run/secrets/orgsync-key`, or `the config file`. */
+  from?: string;
 }
 
 /** Constructor fields of a PlatformError. */
@@ -53,6 +69,8 @@ export class PlatformError extends Error {
   readonly route: string;
   readonly requestId: string | undefined;
   readonly url: string | undefined;
+  /** For a refused credential (401, 403 scope_denied): which key it was; set by the client that sent it. */
+  credential: CredentialRef | undefined;
 
   constructor(init: PlatformErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -178,16 +196,31 @@ export function errorFromResponse(
   return platformError({ kind: finalKind, message: text, status, code, retryAfterMs, requestId, ...target });
 }
 
+/** Where a rejected key's row is documented; the catalogue code CREDENTIAL_REJECTED (src/shared/errors.ts). */
+export const CREDENTIAL_REJECTED_DOC = 'docs/errors.md#credential_rejected';
+
+/** `the platform at URL refused the API key from platform.api_key (read from $VAR; key fingerprint sha256:1a2b3c4d)`. */
+function refusedKey(ref: CredentialRef | undefined): string {
+  if (!ref) return 'the platform refused the key';
+  const from = ref.from ? `read from ${ref.from}; ` : '';
+  const key = ref.setting ? `the API key from ${ref.setting} (${from}key fingerprint sha256:${ref.fingerprint})` : `the key with fingerprint sha256:${ref.fingerprint}`;
+  return `the platform at ${redactUrl(ref.baseUrl)} refused ${key}`;
+}
+
 /**
- * The user-facing form of a platform failure (one line, exit code 1), for the CLI and the daemon. A credential
- * without the scope gets a sentence that says which scope is missing.
+ * The user-facing form of a platform failure (one line, exit code 1), for the CLI and the daemon. A refused credential
+ * (401, 403 scope_denied) names the platform, the setting and source of the key, its fingerprint, what to check and
+ * the catalogue code; a credential without the scope also says which scope is missing.
  */
 export function describePlatformError(err: PlatformError): string {
+  const code = `(CREDENTIAL_REJECTED, ${CREDENTIAL_REJECTED_DOC})`;
   if (err.kind === 'scope_denied') {
     const scope = err.method === 'GET' ? 'tenant.org.read' : 'tenant.org.write';
-    return `the platform credential lacks the scope ${scope} (${err.message})`;
+    return `the platform credential lacks the scope ${scope} (${err.message}): ${refusedKey(err.credential)}; give the key the scope ${scope} in the tenant's admin console, or configure a key that has it ${code}`;
   }
-  if (err.kind === 'unauthorized') return `the platform rejected the credential (${err.message})`;
+  if (err.kind === 'unauthorized') {
+    return `the platform rejected the credential (${err.message}): ${refusedKey(err.credential)}; check that the key is current (not revoked or expired) and belongs to this tenant ${code}`;
+  }
   const url = err.url === undefined ? undefined : redactUrl(err.url);
   // A 404 on reading a collection (no id in the route) is no missing record: the URL does not reach the tenant API.
   if (url !== undefined && err.kind === 'not_found' && err.method === 'GET' && !err.route.includes('{')) {
@@ -197,4 +230,10 @@ export function describePlatformError(err: PlatformError): string {
     return `platform request failed: ${err.method} ${url}: the server does not speak TLS: is platform.base_url https:// where it should be http://?`;
   }
   return `platform request failed: ${err.message}`;
+}
+
+/** A platform failure as the OrgsyncError a command ends with: CREDENTIAL_REJECTED for a refused key, else PLATFORM_ERROR. */
+export function platformFailure(err: PlatformError, prefix = ''): OrgsyncError {
+  const code = err.kind === 'unauthorized' || err.kind === 'scope_denied' ? 'CREDENTIAL_REJECTED' : 'PLATFORM_ERROR';
+  return new OrgsyncError(code, `${prefix}${describePlatformError(err)}`, { cause: err });
 }

@@ -203,12 +203,16 @@ describe('several API keys of one tenant, emulator limits on (100/s per key, 500
     const emu = await emulator();
     for (const key of KEYS.slice(0, 3)) expect((await emu.request('POST', '/_emulator/api-keys/revoke', { token: ADMIN, body: { key } })).status).toBe(200);
     const counts: Counts = { requests: 0, rateLimited: 0, byKey: new Map(), dropped: [], afterDrop: 0 };
-    const refused = /^the platform rejected the credential \(GET \/org\/\w+: 401 invalid_api_key: invalid or expired credential\)$/;
-    await expect(syncOnce(emu, keysYaml(KEYS.slice(0, 3)), bigOrg(10), undefined, counts)).rejects.toThrow(refused);
+    // The same message but for the setting the key came from (issue 32): its URL, fingerprint and what to check.
+    const refused = (setting: string, key: string) =>
+      new RegExp(
+        `^the platform rejected the credential \\(GET /org/\\w+: 401 invalid_api_key: invalid or expired credential\\): the platform at http://127\\.0\\.0\\.1:\\d+ refused the API key from ${setting.replace(/[.[\]]/g, '\\$&')} \\(read from the config file; key fingerprint sha256:${keyFingerprint(key)}\\); check that the key is current \\(not revoked or expired\\) and belongs to this tenant \\(CREDENTIAL_REJECTED, docs/errors\\.md#credential_rejected\\)$`,
+      );
+    await expect(syncOnce(emu, keysYaml(KEYS.slice(0, 3)), bigOrg(10), undefined, counts)).rejects.toThrow(refused('platform.api_keys[2]', KEYS[2]!));
     // Two keys dropped with a warning each; the third, the last, is the run's failure.
     expect(counts.dropped).toEqual([keyFingerprint(KEYS[0]!), keyFingerprint(KEYS[1]!)]);
     // One key alone fails the same way.
-    await expect(syncOnce(emu, `  api_key: ${KEYS[2]}\n`, bigOrg(10))).rejects.toThrow(refused);
+    await expect(syncOnce(emu, `  api_key: ${KEYS[2]}\n`, bigOrg(10))).rejects.toThrow(refused('platform.api_key', KEYS[2]!));
   });
 
   it('keys revoked during the apply: one is dropped, the last one\'s refusal fails the run exactly as one revoked key does', { timeout: 60_000 }, async () => {

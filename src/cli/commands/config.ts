@@ -3,6 +3,7 @@ import { configJsonSchema } from '../../config/json-schema.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import { apiKeyShapeWarnings } from '../../config/platform.js';
 import type { Config } from '../../config/schema.js';
 import { EXIT, isOrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
@@ -80,6 +81,8 @@ An invalid file prints one line naming the file, the field path and the problem,
             for (const m of missing) ctx.stderr.write(`orgsync: ${cfg.meta.file}: ${m}\n`);
             return EXIT.USAGE;
           }
+          // A key of the wrong shape still loads (the platform is the judge), but is named before it is used.
+          for (const w of apiKeyShapeWarnings(cfg.platform)) ctx.stderr.write(`orgsync: warning: ${cfg.meta.file}: ${w}\n`);
           const sources = cfg.sources.map((s) => `${s.name} (${s.type})`).join(', ');
           ctx.stdout.write(`${cfg.meta.file}: valid\n`);
           ctx.stdout.write(`  platform: ${cfg.platform.base_url}\n`);

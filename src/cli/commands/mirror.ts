@@ -7,7 +7,7 @@ import { Mirror, type EntitySyncState, type StatusCount } from '../../mirror/mir
 import { openStateSnapshot, withoutLeaseNote } from '../../mirror/snapshot.js';
 import { createPlatformClient, type PlatformClient } from '../../platform/client.js';
 import { KEY_DROPPED_MESSAGE } from '../../platform/key-pool.js';
-import { describePlatformError, isPlatformError } from '../../platform/errors.js';
+import { isPlatformError, platformFailure } from '../../platform/errors.js';
 import { createLogger, wantsPretty } from '../../observability/logger.js';
 import { systemClock } from '../../shared/clock.js';
 import { OrgsyncError } from '../../shared/errors.js';
@@ -107,7 +107,7 @@ async function runRefresh(cfg: Config, ctx: CliContext, full: boolean): Promise<
       signal: ctx.shutdownSignal,
     });
   } catch (err) {
-    if (isPlatformError(err)) throw new OrgsyncError('PLATFORM_ERROR', describePlatformError(err), { cause: err });
+    if (isPlatformError(err)) throw platformFailure(err);
     if (ctx.shutdownSignal.aborted) throw new OrgsyncError('PLATFORM_ERROR', 'mirror refresh stopped before it finished; the next refresh resumes it');
     throw err;
   } finally {
