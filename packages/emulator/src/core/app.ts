@@ -92,6 +92,54 @@ function agentsOf(seed: Seed): EmulatorContext['agents'] {
   };
 }
 
+/** The JSON body parser (an empty body is no body) and the error handlers (each error in its route's shape). */
+function installBodyParserAndErrors(app: FastifyInstance, logger: Logger): void {
+  // Empty JSON bodies (some clients send Content-Type on DELETE) are "no body", not an error.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError(400, 'invalid_argument', 'body: not valid JSON'), undefined);
+    }
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
+    const shape = shapeOf(req);
+    if (err instanceof ApiError) return sendError(reply, shape, err.status, err.code, err.message, err.headers);
+    const fe = err as FastifyError;
+    if (fe.validation) {
+      const first = fe.validation[0];
+      const field = first ? `${fe.validationContext ?? 'body'}${first.instancePath.replace(/\//g, '.')}` : 'request';
+      return sendError(reply, shape, 400, 'invalid_argument', `${field}: ${first?.message ?? 'invalid'}`);
+    }
+    const status = fe.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return sendError(reply, shape, status, defaultErrorCode(status), fe.message.split('\n')[0] ?? 'bad request');
+    }
+    logger.error({ err: { name: fe.name, message: fe.message, stack: fe.stack }, url: req.routeOptions.url }, 'emulator request failed');
+    return sendError(reply, shape, 500, 'internal_error', 'internal error');
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, shapeOf(req), 404, 'not_found', `no route: ${req.method} ${req.url.split('?')[0]}`));
+}
+
+/** Every response's request id and Date (the emulator's clock), the request counts and log line, and (admin) the faults. */
+function installHooks(app: FastifyInstance, ctx: EmulatorContext, faults: FaultsAndCounts, faultsOn: boolean): void {
+  app.addHook('onSend', async (req, reply) => {
+    void reply.header('x-request-id', String(req.id));
+    // The platform's own clock, as the `Date` header (the sync takes its mirror watermarks from it): the
+    // emulator's clock, not the host's, so a test moving either clock sees what a real skew would do.
+    void reply.header('date', new Date(ctx.clock.now()).toUTCString());
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    faults.count(req, reply);
+    ctx.logger.debug({ reqId: req.id, method: req.method, route: req.routeOptions.url ?? req.url.split('?')[0], status: reply.statusCode }, 'request');
+  });
+  if (faultsOn) app.addHook('onRequest', (req, reply) => faults.inject(req, reply));
+}
+
 /** Builds the emulator app (routes, hooks, store, seed) without listening. */
 export async function buildEmulator(opts: BuildEmulatorOptions): Promise<BuiltEmulator> {
   const seed = parseSeed(opts.seed);
@@ -141,48 +189,10 @@ async function assemble(opts: BuildEmulatorOptions, seed: Seed, db: Database.Dat
     genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
   });
 
-  // Empty JSON bodies (some clients send Content-Type on DELETE) are "no body", not an error.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(new ApiError(400, 'invalid_argument', 'body: not valid JSON'), undefined);
-    }
-  });
-
-  app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
-    const shape = shapeOf(req);
-    if (err instanceof ApiError) return sendError(reply, shape, err.status, err.code, err.message, err.headers);
-    const fe = err as FastifyError;
-    if (fe.validation) {
-      const first = fe.validation[0];
-      const field = first ? `${fe.validationContext ?? 'body'}${first.instancePath.replace(/\//g, '.')}` : 'request';
-      return sendError(reply, shape, 400, 'invalid_argument', `${field}: ${first?.message ?? 'invalid'}`);
-    }
-    const status = fe.statusCode;
-    if (status !== undefined && status >= 400 && status < 500) {
-      return sendError(reply, shape, status, defaultErrorCode(status), fe.message.split('\n')[0] ?? 'bad request');
-    }
-    logger.error({ err: { name: fe.name, message: fe.message, stack: fe.stack }, url: req.routeOptions.url }, 'emulator request failed');
-    return sendError(reply, shape, 500, 'internal_error', 'internal error');
-  });
-  app.setNotFoundHandler((req, reply) => sendError(reply, shapeOf(req), 404, 'not_found', `no route: ${req.method} ${req.url.split('?')[0]}`));
+  installBodyParserAndErrors(app, logger);
 
   const faults = new FaultsAndCounts(ctx);
-  app.addHook('onSend', async (req, reply) => {
-    void reply.header('x-request-id', String(req.id));
-    // The platform's own clock, as the `Date` header (the sync takes its mirror watermarks from it): the
-    // emulator's clock, not the host's, so a test moving either clock sees what a real skew would do.
-    void reply.header('date', new Date(ctx.clock.now()).toUTCString());
-  });
-  app.addHook('onResponse', async (req, reply) => {
-    faults.count(req, reply);
-    logger.debug({ reqId: req.id, method: req.method, route: req.routeOptions.url ?? req.url.split('?')[0], status: reply.statusCode }, 'request');
-  });
-  if (opts.adminToken) app.addHook('onRequest', (req, reply) => faults.inject(req, reply));
+  installHooks(app, ctx, faults, Boolean(opts.adminToken));
 
   for (const area of areaList) await area.routes(app, ctx);
   if (opts.adminToken) {

@@ -126,6 +126,83 @@ async function readMultipart(req: FastifyRequest): Promise<{ bytes: Buffer; titl
   return { bytes, title: title ?? undefined, mime: fields.mime_type, partType, fileName };
 }
 
+/** POST /knowledge/retrieve: the chunks of the agent's knowledge bases (in the caller's tenant) that match the query. */
+function agentRetrieval(req: FastifyRequest, ctx: EmulatorContext, kb: KnowledgeService): Record<string, unknown> {
+  const principal = principalOf(req);
+  const body = parseOr400(agentRetrieveBody, req.body);
+  if (principal.boundAgentId !== undefined && principal.boundAgentId.toLowerCase() !== body.agent_id.toLowerCase()) {
+    throw new ApiError(403, 'agent_mismatch', 'agent_id: the session token is bound to another digital employee');
+  }
+  const agent = ctx.agents.byId(principal.tenantId, body.agent_id);
+  if (!agent || agent.status !== 'active') throw new ApiError(404, 'not_found', 'agent_id: no such digital employee in this tenant');
+  const kbIds = agent.knowledge_base_ids.map((id) => id.toLowerCase()).filter((id) => kb.store.kbById(id)?.tenant_id === principal.tenantId);
+  const chunks = retrieveChunks(kb.store, kbIds, body.query, { topK: RETRIEVE_DEFAULTS.topK, threshold: RETRIEVE_DEFAULTS.threshold, rerank: false });
+  const sources = new Map<string, Record<string, string>>();
+  for (const c of chunks) {
+    sources.set(c.chunk.document_id, { document_id: c.chunk.document_id, document_title: c.chunk.document_title, knowledge_base_id: c.chunk.kb_id, kb_name: c.chunk.kb_name });
+  }
+  return envelope(req, {
+    tool_name: AGENT_RETRIEVE_TOOL_NAME,
+    query: body.query,
+    items: chunks.map((c) => ({
+      reference_id: c.chunk.id,
+      knowledge_base_id: c.chunk.kb_id,
+      kb_name: c.chunk.kb_name,
+      document_id: c.chunk.document_id,
+      score: roundScore(c.similarity),
+      content: c.chunk.content,
+    })),
+    sources: [...sources.values()],
+    result_quality: chunks.length > 0 ? 'hit' : 'empty',
+  });
+}
+
+/** An upload's bytes, title and type, from Form A (multipart) or Form B (raw body with query parameters). */
+async function readUpload(req: FastifyRequest): Promise<{ bytes: Buffer; title: string | undefined; mime: string }> {
+  if (req.isMultipart()) {
+    parseOr400(z.strictObject({}), req.query, 'query');
+    const form = await readMultipart(req);
+    const title = form.title ?? form.fileName;
+    return { bytes: form.bytes, title, mime: resolveMime(form.mime, form.partType, title, form.bytes) };
+  }
+  const query = parseOr400(uploadQuery, req.query, 'query');
+  if (!Buffer.isBuffer(req.body)) throw badRequest('file: required (send the file bytes as the body)');
+  return { bytes: req.body, title: query.title, mime: resolveMime(query.mime_type, req.headers['content-type'], query.title, req.body) };
+}
+
+/** Reads a raw body whole (up to a ceiling), so that an oversized upload gets a clean 400, not a reset connection. */
+function readRawBody(payload: NodeJS.ReadableStream & { destroy(err?: Error): void }, done: (err: Error | null, body: Buffer | undefined) => void): void {
+  const kept: Buffer[] = [];
+  let size = 0;
+  payload.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= MAX_DOCUMENT_BYTES + 1) kept.push(chunk);
+    if (size > RAW_BODY_CEILING) payload.destroy(new ApiError(413, 'payload_too_large', 'body: too large'));
+  });
+  payload.on('error', (err) => done(err, undefined));
+  payload.on('end', () => (size > MAX_DOCUMENT_BYTES ? done(tooLarge(), undefined) : done(null, Buffer.concat(kept))));
+}
+
+/** The document upload route, in its own plugin scope: its body parsers (multipart, raw bytes of any type) stay there. */
+async function registerUploadRoute(app: FastifyInstance, kb: KnowledgeService, write: { config: { errorShape: 'envelope' }; onRequest: ReturnType<EmulatorContext['authorize']> }): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    await scope.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 4, fields: 10, parts: 14 } });
+    scope.addContentTypeParser('*', (_req, payload, done) => readRawBody(payload, done));
+    scope.post<{ Params: { knowledge_base_id: string }; Querystring: Record<string, string> }>(
+      `${PREFIX}/knowledge-bases/:knowledge_base_id/documents`,
+      { ...write, bodyLimit: RAW_BODY_CEILING },
+      async (req) => {
+        const row = kb.visibleKb(principalOf(req), req.params.knowledge_base_id);
+        const { bytes, title, mime } = await readUpload(req);
+        if (bytes.length === 0) throw badRequest('file: empty');
+        if (bytes.length > MAX_DOCUMENT_BYTES) throw tooLarge();
+        return envelope(req, kb.documentJson(kb.addDocument(row, title?.trim() || 'untitled', mime, bytes)));
+      },
+    );
+  });
+}
+
 /** Registers the knowledge-base routes. */
 export async function registerKbRoutes(app: FastifyInstance, ctx: EmulatorContext, kb: KnowledgeService): Promise<void> {
   const read = { config: { errorShape: 'envelope' as const }, onRequest: ctx.authorize(KB_READ) };
@@ -176,78 +253,7 @@ export async function registerKbRoutes(app: FastifyInstance, ctx: EmulatorContex
     });
   });
 
-  app.post(`${PREFIX}/knowledge/retrieve`, { config: { errorShape: 'envelope' as const }, onRequest: ctx.authorize(AGENT_RETRIEVE) }, async (req) => {
-    const principal = principalOf(req);
-    const body = parseOr400(agentRetrieveBody, req.body);
-    if (principal.boundAgentId !== undefined && principal.boundAgentId.toLowerCase() !== body.agent_id.toLowerCase()) {
-      throw new ApiError(403, 'agent_mismatch', 'agent_id: the session token is bound to another digital employee');
-    }
-    const agent = ctx.agents.byId(principal.tenantId, body.agent_id);
-    if (!agent || agent.status !== 'active') throw new ApiError(404, 'not_found', 'agent_id: no such digital employee in this tenant');
-    const kbIds = agent.knowledge_base_ids.map((id) => id.toLowerCase()).filter((id) => kb.store.kbById(id)?.tenant_id === principal.tenantId);
-    const chunks = retrieveChunks(kb.store, kbIds, body.query, { topK: RETRIEVE_DEFAULTS.topK, threshold: RETRIEVE_DEFAULTS.threshold, rerank: false });
-    const sources = new Map<string, Record<string, string>>();
-    for (const c of chunks) {
-      sources.set(c.chunk.document_id, { document_id: c.chunk.document_id, document_title: c.chunk.document_title, knowledge_base_id: c.chunk.kb_id, kb_name: c.chunk.kb_name });
-    }
-    return envelope(req, {
-      tool_name: AGENT_RETRIEVE_TOOL_NAME,
-      query: body.query,
-      items: chunks.map((c) => ({
-        reference_id: c.chunk.id,
-        knowledge_base_id: c.chunk.kb_id,
-        kb_name: c.chunk.kb_name,
-        document_id: c.chunk.document_id,
-        score: roundScore(c.similarity),
-        content: c.chunk.content,
-      })),
-      sources: [...sources.values()],
-      result_quality: chunks.length > 0 ? 'hit' : 'empty',
-    });
-  });
+  app.post(`${PREFIX}/knowledge/retrieve`, { config: { errorShape: 'envelope' as const }, onRequest: ctx.authorize(AGENT_RETRIEVE) }, async (req) => agentRetrieval(req, ctx, kb));
 
-  // Uploads live in their own plugin scope: their body parsers (multipart, raw bytes of any type) stay here.
-  await app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    await scope.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 4, fields: 10, parts: 14 } });
-    scope.addContentTypeParser('*', (_req, payload, done) => {
-      // Read the whole body (up to a ceiling) so that an oversized upload gets a clean 400, not a reset connection.
-      const kept: Buffer[] = [];
-      let size = 0;
-      payload.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= MAX_DOCUMENT_BYTES + 1) kept.push(chunk);
-        if (size > RAW_BODY_CEILING) payload.destroy(new ApiError(413, 'payload_too_large', 'body: too large'));
-      });
-      payload.on('error', (err) => done(err, undefined));
-      payload.on('end', () => (size > MAX_DOCUMENT_BYTES ? done(tooLarge(), undefined) : done(null, Buffer.concat(kept))));
-    });
-
-    scope.post<{ Params: { knowledge_base_id: string }; Querystring: Record<string, string> }>(
-      `${PREFIX}/knowledge-bases/:knowledge_base_id/documents`,
-      { ...write, bodyLimit: RAW_BODY_CEILING },
-      async (req) => {
-        const row = kb.visibleKb(principalOf(req), req.params.knowledge_base_id);
-        let bytes: Buffer;
-        let title: string | undefined;
-        let mime: string;
-        if (req.isMultipart()) {
-          parseOr400(z.strictObject({}), req.query, 'query');
-          const form = await readMultipart(req);
-          bytes = form.bytes;
-          title = form.title ?? form.fileName;
-          mime = resolveMime(form.mime, form.partType, title, bytes);
-        } else {
-          const query = parseOr400(uploadQuery, req.query, 'query');
-          if (!Buffer.isBuffer(req.body)) throw badRequest('file: required (send the file bytes as the body)');
-          bytes = req.body;
-          title = query.title;
-          mime = resolveMime(query.mime_type, req.headers['content-type'], title, bytes);
-        }
-        if (bytes.length === 0) throw badRequest('file: empty');
-        if (bytes.length > MAX_DOCUMENT_BYTES) throw tooLarge();
-        return envelope(req, kb.documentJson(kb.addDocument(row, title?.trim() || 'untitled', mime, bytes)));
-      },
-    );
-  });
+  await registerUploadRoute(app, kb, write);
 }
