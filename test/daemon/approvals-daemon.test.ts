@@ -11,7 +11,8 @@ import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { captureContext, getJson, until, type StatusRun } from './support.js';
+import { getJson, until, type StatusRun } from './support.js';
+import { captureContext } from '../helpers/cli.js';
 
 describe('daemon: /plan, /plan.json and pending approvals', { timeout: 120_000 }, () => {
   let emulator: TestEmulator;
