@@ -8,15 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { captureContext, repoRoot } from '../daemon/support.js';
+import { repoRoot } from '../daemon/support.js';
+import { runCli as cli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-
-async function cli(args: string[], env: Record<string, string | undefined> = {}) {
-  const cap = captureContext(env);
-  const code = await main(args, cap.ctx);
-  return { code, stdout: cap.out.stdout, stderr: cap.out.stderr };
-}
 
 const DEMO = join(repoRoot, 'config/demo/orgsync.yaml');
 

@@ -1,12 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configJsonSchema } from '../../src/config/json-schema.js';
 import { parseConfig } from '../../src/config/load.js';
-import { main } from '../../src/cli/main.js';
+import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const examplePath = resolve(import.meta.dirname, '../../config/orgsync.example.yaml');
@@ -14,19 +13,10 @@ const exampleText = readFileSync(examplePath, 'utf8');
 const env = { ORGSYNC_API_KEY: 'ek_acme_0123456789abcdef', HRIS_TOKEN: 'hris-token-123456' };
 const base = 'platform:\n  base_url: http://127.0.0.1:8080\n';
 
-/** Runs the CLI in-process and collects what it printed. */
+/** The CLI in-process (test/helpers/cli.ts) with this file's environment, its output named as the assertions read it. */
 async function cli(argv: string[], cliEnv: Record<string, string | undefined> = env) {
-  let out = '';
-  let err = '';
-  const sink = (append: (s: string) => void) => new Writable({ write(chunk, _enc, cb) { append(String(chunk)); cb(); } });
-  const code = await main(argv, {
-    env: cliEnv,
-    stdout: sink((s) => (out += s)),
-    stderr: sink((s) => (err += s)),
-    shutdownSignal: new AbortController().signal,
-    isTTY: false,
-  });
-  return { code, out, err };
+  const r = await runCli(argv, cliEnv);
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 /** Every property name anywhere in a JSON Schema. */

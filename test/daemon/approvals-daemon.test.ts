@@ -11,7 +11,8 @@ import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { captureContext, getJson, until, type StatusRun } from './support.js';
+import { getJson, until, type StatusRun } from './support.js';
+import { captureContext } from '../helpers/cli.js';
 
 /** Issue 29: /plan and /plan.json need daemon.read_token_file's token. */
 const READ_TOKEN = 'approvals-read-token-1';

@@ -7,7 +7,8 @@ import { daemonMain, openRunEnvironment } from '../../src/cli/commands/daemon.js
 import { main } from '../../src/cli/main.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, DEMO_KEY, demoSeed, demoWorkspace, getJson, until, type StatusRun } from './support.js';
+import { DEMO_KEY, demoSeed, demoWorkspace, getJson, until, type StatusRun } from './support.js';
+import { captureContext } from '../helpers/cli.js';
 
 describe('orgsync daemon end to end against the emulator (in-process, injected schedule)', { timeout: 180_000 }, () => {
   let emulator: TestEmulator;

@@ -8,7 +8,8 @@ import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { openStateDb } from '../../src/mirror/db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, demoSeed, demoWorkspace, getJson, haveBuild, repoRoot, until, type StatusRun } from './support.js';
+import { demoSeed, demoWorkspace, getJson, haveBuild, repoRoot, until, type StatusRun } from './support.js';
+import { captureContext } from '../helpers/cli.js';
 
 const ADMIN = 'admin-token-for-faults';
 

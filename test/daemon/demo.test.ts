@@ -3,7 +3,8 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symli
 import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { captureContext, repoRoot } from './support.js';
+import { repoRoot } from './support.js';
+import { captureContext } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** The commands of the demo's "Next:" paragraph (indented lines after it). */

@@ -11,18 +11,12 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
-import { main } from '../../src/cli/main.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, demoSeed, demoWorkspace, getJson, until, type StatusRun } from './support.js';
+import { demoSeed, demoWorkspace, getJson, until, type StatusRun } from './support.js';
+import { captureContext, cli } from '../helpers/cli.js';
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-async function cli(...args: string[]) {
-  const cap = captureContext();
-  const code = await main(args, cap.ctx);
-  return { code, stdout: cap.out.stdout, stderr: cap.out.stderr };
-}
 
 /** What a refresh of the state DB itself would change: the mirror's walk bookkeeping. */
 function mirrorState(file: string): unknown {

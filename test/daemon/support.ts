@@ -1,8 +1,6 @@
-/** Shared pieces of the daemon end-to-end tests: the demo data in a temp folder, a config for it, a captured CLI context. */
+/** Shared pieces of the daemon end-to-end tests: the demo data in a temp folder, a config for it, polling and status reads (the captured CLI context is test/helpers/cli.ts). */
 import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
-import type { CliContext } from '../../src/cli/context.js';
 import { tempDir } from '../helpers/temp.js';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
@@ -68,21 +66,6 @@ log:
 ${opts.extra ?? ''}`,
   );
   return dir;
-}
-
-/** A CLI context whose output is captured. */
-export function captureContext(env: Record<string, string | undefined> = {}) {
-  const out = { stdout: '', stderr: '' };
-  const shutdown = new AbortController();
-  const sink = (key: 'stdout' | 'stderr') =>
-    new Writable({
-      write(chunk, _enc, cb) {
-        out[key] += String(chunk);
-        cb();
-      },
-    });
-  const ctx: CliContext = { env, stdout: sink('stdout'), stderr: sink('stderr'), shutdownSignal: shutdown.signal, isTTY: false };
-  return { ctx, out, shutdown };
 }
 
 /** Polls `check` until it returns a value (bounded attempts, short pauses); throws naming `what` otherwise. */

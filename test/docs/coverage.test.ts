@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { configJsonSchema } from '../../src/config/json-schema.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
-import { captureContext, repoRoot } from '../daemon/support.js';
+import { repoRoot } from '../daemon/support.js';
+import { runCli } from '../helpers/cli.js';
 
 const doc = (name: string) => readFileSync(join(repoRoot, 'docs', name), 'utf8');
 
@@ -43,9 +43,7 @@ function schemaKeys(schema: Json): Map<string, string> {
 }
 
 async function help(args: string[]): Promise<string> {
-  const cap = captureContext({});
-  await main([...args, '--help'], cap.ctx);
-  return cap.out.stdout;
+  return (await runCli([...args, '--help'])).stdout;
 }
 
 /** Every command path (`mirror status`) with its long flags, from the CLI's own help. */

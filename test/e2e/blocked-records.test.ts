@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { metricsRunObserver } from '../../src/daemon/daemon.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { cli } from './cli-run.js';
+import { cli } from '../helpers/cli.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org, SyncWorld } from './harness.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,10 +1,9 @@
 /** `orgsync plan` and `orgsync sync` through the CLI entry (main), against the emulator, with a CSV source. */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import type { PlatformMember } from '../../src/domain/index.js';
+import { cli, writeCalls } from '../helpers/cli.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
@@ -44,21 +43,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(args, { env: {}, stdout, stderr, shutdownSignal: new AbortController().signal, isTTY: false });
-  return { code, stdout: out, stderr: err };
-}
-
-async function writes(): Promise<number> {
-  const res = await emulator.request('GET', '/_emulator/requests', { token: ADMIN });
-  return (res.body.requests as { method: string; count: number }[]).filter((r) => r.method !== 'GET').reduce((n, r) => n + r.count, 0);
-}
+const writes = (): Promise<number> => writeCalls(emulator);
 
 describe('orgsync plan', () => {
   it('prints exactly one JSON document on stdout (logs on stderr) and writes nothing', async () => {

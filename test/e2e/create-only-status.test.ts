@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { FaultProxy } from '../faults/proxy.js';
-import { cli } from '../trust/cli.js';
+import { cli } from '../helpers/cli.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
 import { tempDir } from '../helpers/temp.js';

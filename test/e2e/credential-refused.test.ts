@@ -13,10 +13,11 @@ import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { openStateDb } from '../../src/mirror/db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, getJson, until, type StatusRun } from '../daemon/support.js';
+import { getJson, until, type StatusRun } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
 import { renderAlerts, values } from '../helm/chart.js';
 import { promtool, requireTool } from '../observability/tools.js';
-import { cli, writeCount } from './cli-run.js';
+import { cli, writeCalls } from '../helpers/cli.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
 import { tempDir } from '../helpers/temp.js';
@@ -59,7 +60,7 @@ describe('a read-only key', () => {
     expect(doc.exit_code).toBe(1);
     expect(doc.error).toMatch(/^the platform credential lacks the scope tenant\.org\.write \(.*\): stopped after 0 writes$/);
     // Five changes planned; the first write was refused and nothing more was started.
-    expect(await writeCount(emulator)).toBe(1);
+    expect(await writeCalls(emulator)).toBe(1);
     expect(doc.failures.filter((f: { status: string }) => f.status === 'failed')).toHaveLength(1);
     // What depended on the refused create is skipped; everything else was never started.
     expect(doc.failures.filter((f: { status: string }) => f.status === 'skipped').length + doc.not_started).toBe(4);
@@ -94,7 +95,7 @@ describe('a read-only key', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(SCOPE_LINE);
     expect(JSON.parse(r.stdout)).toMatchObject({ result: 'failed', exit_code: 1 });
-    expect(await writeCount(emulator)).toBe(1);
+    expect(await writeCalls(emulator)).toBe(1);
     const db = openStateDb(join(dir, 'state.db'));
     try {
       expect(new RunHistory(db).recent(1).map((row) => [row.trigger, row.result, row.exitCode])).toEqual([['apply', 'failed', 1]]);

@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DesiredState, PlatformDepartment, PlatformMember } from '../../src/domain/index.js';
+import { writeCalls } from '../helpers/cli.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, expectedView, org, type OrgView } from './harness.js';
@@ -48,10 +49,7 @@ async function listAll<T>(entity: string): Promise<T[]> {
     cursor = page.next_cursor;
   }
 }
-async function writes(): Promise<number> {
-  const r = await emulator.request('GET', '/_emulator/requests', { token: ADMIN });
-  return (r.body.requests as { method: string; count: number }[]).filter((x) => x.method !== 'GET').reduce((n, x) => n + x.count, 0);
-}
+const writes = (): Promise<number> => writeCalls(emulator);
 
 /** Runs the sync; with `killAfterWriteMs` kills it with SIGKILL that long after its first write. */
 function runSync(config: string, killAfterWriteMs?: number): Promise<{ code: number | null; signal: string | null; killedMidApply: boolean; stderr: string }> {

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
-import { cli } from '../trust/cli.js';
+import { cli } from '../helpers/cli.js';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 

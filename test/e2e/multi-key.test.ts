@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { openRunEnvironment } from '../../src/cli/commands/daemon.js';
 import { loadConfig } from '../../src/config/load.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
-import { cli } from './cli-run.js';
+import { cli } from '../helpers/cli.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { runOnce, type RunSummary } from '../../src/daemon/run-once.js';

@@ -12,7 +12,7 @@ import { RecordHistory } from '../../src/mirror/record-history.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { cli } from './cli-run.js';
+import { cli } from '../helpers/cli.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org, SyncWorld } from './harness.js';
 import { tempDir } from '../helpers/temp.js';

@@ -12,8 +12,9 @@ import type { DesiredState, PlatformDepartment, PlatformMember, PlatformPosition
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { calculatePlan } from '../../src/planner/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, getJson, until, type StatusRun } from '../daemon/support.js';
-import { cli, writeCount } from './cli-run.js';
+import { getJson, until, type StatusRun } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
+import { cli, writeCalls } from '../helpers/cli.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
 import { tempDir } from '../helpers/temp.js';
@@ -67,7 +68,7 @@ describe('state_lost', () => {
   it('refuses plan, sync and the daemon run; adopt by third id lets the next run apply, and the leaver is reported by name as not owned', async () => {
     loseState();
     writeCsvOrg(dir, LATER, { u2: 'Lead' });
-    const before = await writeCount(emulator);
+    const before = await writeCalls(emulator);
 
     const plan = await cli('plan', '--config', config, '--detailed-exitcode');
     expect(plan.code).toBe(3);
@@ -97,7 +98,7 @@ describe('state_lost', () => {
       cap.shutdown.abort(new Error('test over'));
       expect(await exit).toBe(0);
     }
-    expect(await writeCount(emulator)).toBe(before);
+    expect(await writeCalls(emulator)).toBe(before);
 
     const adopt = await cli('adopt', '--config', config, '--match', 'third-id', '--entity', 'members');
     expect(adopt.code).toBe(0);

@@ -5,9 +5,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { CONFIG_LIMITS } from '../../src/config/load.js';
-import { captureContext } from '../daemon/support.js';
+import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const VALID = `platform:
@@ -37,9 +36,8 @@ describe('bad YAML configs are config errors (exit 2, the file named)', () => {
   async function validate(name: string, text: string) {
     const file = join(dir, name);
     writeFileSync(file, text);
-    const cap = captureContext({});
-    const code = await main(['config', 'validate', '--config', file], cap.ctx);
-    return { code, stderr: cap.out.stderr, file };
+    const { code, stderr } = await runCli(['config', 'validate', '--config', file]);
+    return { code, stderr, file };
   }
 
   it('an alias bomb: exit 2, naming the file and the limit, quickly', async () => {

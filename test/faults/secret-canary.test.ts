@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
-import { main } from '../../src/cli/main.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, DEMO_KEY, demoSeed, demoWorkspace, getJson, until, type StatusRun } from '../daemon/support.js';
+import { DEMO_KEY, demoSeed, demoWorkspace, getJson, until, type StatusRun } from '../daemon/support.js';
+import { captureContext, runCli } from '../helpers/cli.js';
 import { findCanaries } from './canary.js';
 
 const HRIS_TOKEN = 'canary-hris-Tk9f2LmQ';
@@ -86,12 +86,12 @@ describe('secrets never leave, on any error path (canary)', { timeout: 240_000 }
     return file;
   };
 
+  /** Runs the CLI and keeps what it printed under `name`, for the canary search at the end. */
   async function cli(name: string, args: string[]): Promise<number> {
-    const cap = captureContext(env);
-    const code = await main(args, cap.ctx);
-    texts[`${name} stdout`] = cap.out.stdout;
-    texts[`${name} stderr`] = cap.out.stderr;
-    return code;
+    const r = await runCli(args, env);
+    texts[`${name} stdout`] = r.stdout;
+    texts[`${name} stderr`] = r.stderr;
+    return r.code;
   }
 
   it('runs every error path, each failing with a message that still says where', async () => {

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { migrations } from '../../src/mirror/migrations/index.js';
-import { captureContext } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { titledOrg, writeCsvOrg, writeFaultConfig } from './org.js';
 import { CliProcess, haveBuild, killAll, repoRoot, tempDir, until } from './process.js';

@@ -2,29 +2,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { main } from '../../src/cli/main.js';
+import { runCli as run } from '../helpers/cli.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { buildOrg, writerClient } from './org-fixture.js';
 import { tempDir } from '../helpers/temp.js';
-
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      text += String(chunk);
-      cb();
-    },
-  });
-  return { stream, text: () => text };
-}
-
-async function run(args: string[], env: Record<string, string | undefined>) {
-  const out = capture();
-  const err = capture();
-  const code = await main(args, { env, stdout: out.stream, stderr: err.stream, shutdownSignal: new AbortController().signal, isTTY: false });
-  return { code, stdout: out.text(), stderr: err.text() };
-}
 
 describe('orgsync mirror', () => {
   let emu: TestEmulator;

@@ -10,20 +10,14 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
-import { main } from '../../src/cli/main.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { migrations } from '../../src/mirror/migrations/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, DEMO_KEY, demoSeed, demoWorkspace, getJson, until, type StatusRun } from '../daemon/support.js';
+import { DEMO_KEY, demoSeed, demoWorkspace, getJson, until, type StatusRun } from '../daemon/support.js';
+import { captureContext, cli } from '../helpers/cli.js';
 
 const LATEST = Math.max(...migrations.map((m) => m.version));
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-async function cli(...args: string[]) {
-  const cap = captureContext();
-  const code = await main(args, cap.ctx);
-  return { code, stdout: cap.out.stdout, stderr: cap.out.stderr };
-}
 
 /** The platform's member with this third id (walking the list pages). */
 async function platformMember(thirdId: string, emulator = current.emulator): Promise<{ title: string } | undefined> {

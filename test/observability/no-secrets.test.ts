@@ -8,7 +8,8 @@ import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { main } from '../../src/cli/main.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, DEMO_KEY, demoDir, demoSeed, demoWorkspace, getJson, until, type StatusRun } from '../daemon/support.js';
+import { DEMO_KEY, demoDir, demoSeed, demoWorkspace, getJson, until, type StatusRun } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
 
 const HRIS_TOKEN = 'hris-Tk9f2LmQ-secret';
 const CUSTOM_HEADER_SECRET = 'custom-hdr-secret-77aa';

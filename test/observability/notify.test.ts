@@ -16,7 +16,8 @@ import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
 import { tempDir } from '../helpers/temp.js';
-import { captureContext, getJson, until, type StatusRun } from '../daemon/support.js';
+import { getJson, until, type StatusRun } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
 
 interface Received {
   path: string;

@@ -4,7 +4,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, demoSeed, demoWorkspace, getJson, until, type StatusRun } from '../daemon/support.js';
+import { demoSeed, demoWorkspace, getJson, until, type StatusRun } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
 import { startPrometheus, type TestPrometheus } from './prometheus.js';
 import { promtool, requireTool } from './tools.js';
 

@@ -7,7 +7,8 @@ import { main } from '../../src/cli/main.js';
 import { openStateDb } from '../../src/mirror/db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, demoSeed, demoWorkspace } from '../daemon/support.js';
+import { demoSeed, demoWorkspace } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
 
 describe('orgsync sync with metrics.pushgateway_url', { timeout: 180_000 }, () => {
   let emulator: TestEmulator | undefined;

@@ -1,20 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { runCli } from '../helpers/cli.js';
 import { FIXTURES } from './support.js';
 import { tempDir } from '../helpers/temp.js';
 
+/** The CLI in-process (test/helpers/cli.ts), its output named as the assertions read it. */
 async function cli(args: string[], env: Record<string, string> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await main(args, { env, stdout, stderr, shutdownSignal: new AbortController().signal, isTTY: false });
-  return { code, out, err };
+  const r = await runCli(args, env);
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 function configFile(sources: string): string {

@@ -16,7 +16,7 @@ import { PhoneCacheStore } from '../../src/mirror/phone-cache.js';
 import { readDesiredState } from '../../src/sources/index.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
-import { cli } from '../trust/cli.js';
+import { cli } from '../helpers/cli.js';
 import { instantClock, sourcesConfig } from './support.js';
 import { tempDir } from '../helpers/temp.js';
 

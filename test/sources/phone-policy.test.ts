@@ -12,7 +12,7 @@ import { metricsRunObserver } from '../../src/daemon/daemon.js';
 import { countChanges, type Plan, type PlatformMember } from '../../src/domain/index.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
-import { cli } from '../trust/cli.js';
+import { cli } from '../helpers/cli.js';
 import { read } from './support.js';
 import { tempDir } from '../helpers/temp.js';
 

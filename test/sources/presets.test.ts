@@ -13,6 +13,7 @@ import type { PlatformDepartment, PlatformMember } from '../../src/domain/index.
 import { systemClock } from '../../src/shared/clock.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { startVendor, type Route, type Vendor, type VendorAuth } from '../helpers/hr-vendor.js';
+import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = new URL('../fixtures/vendors/', import.meta.url);
@@ -247,12 +248,12 @@ describe('presets: recorded vendor payloads by configuration alone', () => {
           `platform:\n  base_url: ${emulator.url}\n  api_key: ${TEST_KEYS.acmeRw}\nstate:\n  path: ./state.db\nsync:\n  id: ${c.preset}-sync\nlog:\n  level: silent\nsources:\n${c.source(vendor.base, vendor)}`,
         );
         const env = c.env ?? {};
-        const check = await cliEnv(env, 'sources', 'check', '--config', file);
+        const check = await runCli(['sources', 'check', '--config', file], env);
         expect(check.stderr).toBe('');
         expect(check.stdout.split('\n')[1]).toBe(c.checkLine);
         expect(check.code).toBe(0);
 
-        const sync = await cliEnv(env, 'sync', '--config', file);
+        const sync = await runCli(['sync', '--config', file], env);
         expect(sync.stderr).toBe('');
         expect(sync.code).toBe(0);
         const p = await platform();
@@ -267,7 +268,7 @@ describe('presets: recorded vendor payloads by configuration alone', () => {
           expect(got).toMatchObject(want);
         }
         // A second run has nothing to do (idempotent), also after every token died.
-        const again = await cliEnv(env, 'plan', '--config', file, '--detailed-exitcode');
+        const again = await runCli(['plan', '--config', file, '--detailed-exitcode'], env);
         expect(again.code).toBe(0);
         // Every API call carried credentials; none went out without.
         const api = vendor.requests.filter((r) => r.path !== '/oauth2/token' && r.path !== '/v2/auth/token');
@@ -280,20 +281,6 @@ describe('presets: recorded vendor payloads by configuration alone', () => {
     });
   }
 });
-
-/** The CLI with an environment. */
-async function cliEnv(env: Record<string, string>, ...args: string[]) {
-  const { PassThrough } = await import('node:stream');
-  const { main } = await import('../../src/cli/main.js');
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await main(args, { env, stdout, stderr, shutdownSignal: new AbortController().signal, isTTY: false });
-  return { code, stdout: out, stderr: err };
-}
 
 describe('presets: expansion', () => {
   const cfg = (source: string) => `platform: { base_url: "http://127.0.0.1:1" }\nsources:\n${source}`;

@@ -4,11 +4,10 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { parseConfig } from '../../src/config/load.js';
 import { read } from './support.js';
+import { cli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 let dir: string;
@@ -70,16 +69,10 @@ describe('include / exclude', () => {
       file,
       `platform:\n  base_url: http://127.0.0.1:1\nlog:\n  level: silent\nsources:\n  - name: hr\n    type: csv\n    members:\n      file: people.csv\n      fields: { id: id, display_name: name, email: email }\n      exclude: [{ field: employment_type, values: [contractor] }]\n`,
     );
-    const stdout = new PassThrough();
-    let out = '';
-    stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const code = await main(['sources', 'check', '--config', file], { env: {}, stdout, stderr: new PassThrough(), shutdownSignal: new AbortController().signal, isTTY: false });
+    const { code, stdout: out } = await cli('sources', 'check', '--config', file);
     expect(code).toBe(0);
     expect(out).toContain('source hr (csv): 0 departments, 0 positions, 3 members, 0 quarantined, out of scope: 2 members\n');
-    let json = '';
-    const jsonOut = new PassThrough();
-    jsonOut.on('data', (d: Buffer) => (json += d.toString()));
-    await main(['sources', 'check', '--config', file, '--json'], { env: {}, stdout: jsonOut, stderr: new PassThrough(), shutdownSignal: new AbortController().signal, isTTY: false });
+    const { stdout: json } = await cli('sources', 'check', '--config', file, '--json');
     expect(JSON.parse(json).sources[0].excluded).toEqual({ departments: 0, positions: 0, members: 2 });
   });
 });

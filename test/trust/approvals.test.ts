@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
-import { cli, writeCalls } from './cli.js';
+import { cli, writeCalls } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 let emulator: TestEmulator;

@@ -6,7 +6,7 @@ import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { writeCsvConfig, writeCsvOrg } from '../e2e/csv-org.js';
 import { ADMIN, org } from '../e2e/harness.js';
-import { cli, writeCalls } from './cli.js';
+import { cli, writeCalls } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
