@@ -1,7 +1,8 @@
 /**
  * `orgsync sources suggest` (issue 28 point 4): a `fields:` mapping proposed from a saved response or a CSV header,
  * each line marked with how sure it is and the key it matched. Every vendor fixture and the demo's CSV export get
- * their id, name and e-mail proposed; a preset's own fields are tried first and only the rest proposed.
+ * their id, name and e-mail proposed; a preset's own fields are tried first and only the rest proposed. The help
+ * examples of `sources preview` and `sources suggest` run against the demo data as written.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -149,5 +150,20 @@ describe('sources suggest', () => {
     const preset = await suggest('--sample', join(DEMO, 'members.csv'), '--preset', 'peoplesoft');
     expect(preset.code).toBe(2);
     expect(preset.stderr).toMatch(/^orgsync: sources suggest: --preset peoplesoft: no such preset \(presets: microsoft-graph, scim, .*workday-raas.*\)\n$/);
+  });
+});
+
+describe('the help examples of sources preview and sources suggest', () => {
+  it.each(['preview', 'suggest'])('every example of `sources %s --help` runs against the demo data as written', async (command) => {
+    const help = await runSourcesCli(['sources', command, '--help']);
+    expect(help.code).toBe(0);
+    const examples = help.stdout.split('\n').filter((l) => l.startsWith('  $ orgsync '));
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+    for (const example of examples) {
+      // Paths in the examples are relative to the checkout, where the tests run.
+      const r = await runSourcesCli(example.replace('  $ orgsync ', '').split(' '));
+      expect({ example, code: r.code, stderr: r.stderr }).toEqual({ example, code: 0, stderr: '' });
+      expect(r.stdout).not.toBe('');
+    }
   });
 });
