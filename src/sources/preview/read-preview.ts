@@ -5,7 +5,7 @@
  * platform. Checks across records that need the whole source (department references) are `sources check`'s.
  */
 import type { Config } from '../../config/schema.js';
-import type { SourceConfig } from '../../config/sources.js';
+import type { LdapSourceConfig, SourceConfig } from '../../config/sources.js';
 import { resolveConfigPath } from '../../config/load.js';
 import type { QuarantineEntry, SourceWarning } from '../../domain/desired.js';
 import type { EntityKind } from '../../domain/entities.js';
@@ -14,6 +14,7 @@ import { systemClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ReadObserver, SourceReadContext } from '../context.js';
 import { readSource } from '../index.js';
+import { LDAP_PROFILES } from '../ldap/profiles.js';
 
 /** One read of a mapped field: the spec alternative (path, column, template) that gave the text. */
 export interface FieldRead {
@@ -87,8 +88,13 @@ export interface PreviewOptions {
 const ENTITY_CONFIGURED: Record<SourceConfig['type'], (s: SourceConfig, e: EntityKind) => boolean> = {
   csv: (s, e) => (s as unknown as Record<string, unknown>)[e] !== undefined,
   'hris-json': (s, e) => (s as unknown as Record<string, unknown>)[e] !== undefined,
-  // LDAP always has members; departments from the OU tree unless switched off; positions when configured.
-  ldap: (s, e) => e === 'members' || (s as unknown as Record<string, unknown>)[e] !== false,
+  // LDAP always has members; departments from the OU tree when the config or the profile says so; positions when configured.
+  ldap: (s, e) => {
+    const ldap = s as LdapSourceConfig;
+    if (e === 'members') return true;
+    if (e === 'positions') return ldap.positions !== undefined;
+    return ldap.departments === undefined ? LDAP_PROFILES[ldap.profile].departmentsFromOuTree : ldap.departments !== false;
+  },
 };
 
 /** Reads the first `limit` records of `entity` from one source and maps them. */

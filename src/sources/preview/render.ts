@@ -63,12 +63,12 @@ const WORKED_OUT: [string, string][] = [
 /** The field reads of one record, one per field: the read that gave the value (for phone, the alternative that was valid). */
 function fieldsOf(reads: FieldRead[], record: Record<string, unknown> | undefined, type: string): PreviewField[] {
   const byField = new Map<string, FieldRead>();
+  const filled = (r: FieldRead) => typeof r.text !== 'string' || r.text.trim() !== '';
   for (const r of reads) {
-    const nonEmpty = typeof r.text !== 'string' || r.text.trim() !== '';
     const known = byField.get(r.field);
-    // Phone alternatives are tried until one is a valid number, e-mail fallbacks until one is an address: the last
-    // one read gave the kept value.
-    if (known === undefined || ((r.field === 'phone' || r.field === 'email') && nonEmpty && record?.[r.field] !== undefined)) byField.set(r.field, r);
+    // Phone alternatives are tried until one is a valid number, e-mail fallbacks until one is an address: the last one
+    // read gave the kept value; without one, the first value read is the one whose problem is reported.
+    if (known === undefined || (filled(r) && (!filled(known) || ((r.field === 'phone' || r.field === 'email') && record?.[r.field] !== undefined)))) byField.set(r.field, r);
   }
   const out: PreviewField[] = [];
   for (const [field, r] of byField) {

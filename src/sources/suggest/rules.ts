@@ -21,7 +21,7 @@ const EMAIL = 'e ?mails?( address(es)?)?';
 export const RULES: Record<SuggestField, Rule[]> = {
   id: [
     [/(department|dept|manager|supervisor|position|org|organization|location|company|customer|tenant|cost|photo|etag|division|team|site|report) (id|number|code)$/, null],
-    [/^(id|employee (id|number|no)|emp (id|no)|user id|worker id|person id|personnel (id|number)|staff (id|number)|employee)$/, 'sure'],
+    [/^(root )?(id|employee (id|number|no)|emp (id|no)|user id|worker id|person id|personnel (id|number)|staff (id|number)|employee)$/, 'sure'],
     [/(^| )(employee|worker|person|personnel|staff|emp|user) (id|number|no)$/, 'likely'],
     [/(^| )external id$/, 'likely'],
     [/(^| )(id|uuid|guid)$/, 'guess'],

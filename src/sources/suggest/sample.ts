@@ -77,7 +77,7 @@ function jsonSample(file: string, text: string, recordsPath: string | undefined)
   const found = findRecords(body, recordsPath);
   if (found === undefined) {
     const tried = [...(recordsPath ? [recordsPath] : []), ...RECORD_KEYS].join(', ');
-    throw invalid(file, `no list of records found: the file is neither an array of objects nor an object with one under ${tried} (or under data.<one of them>)`);
+    throw invalid(file, `no list of records found: the file is neither an array of objects nor an object with one under ${tried} (also one level down, as in data.employees)`);
   }
   const records = found.records.slice(0, RECORDS_LOOKED_AT);
   return { file, kind: 'json', itemsPath: found.path, records, keys: leafKeys(records) };
