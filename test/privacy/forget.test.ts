@@ -7,19 +7,24 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { daemonMain } from '../../src/cli/commands/daemon.js';
+import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { demoSeed, demoWorkspace } from '../daemon/support.js';
+import { captureContext, demoSeed, demoWorkspace, until, type StatusRun } from '../daemon/support.js';
 import { cli } from '../trust/cli.js';
 
 const PERSON = { id: 'E1007', name: 'Emeka Petrov', email: 'emeka.petrov@demo-corp.test', phone: '+15125550154' };
+/** A second leaver, forgotten while a daemon holds the state DB. */
+const SECOND = { id: 'E1008', name: 'Noah Larsen', email: 'noah.larsen@demo-corp.test', phone: '+13125550164' };
 
-/** Which of the person's values each file of the state DB holds (the files that exist). */
-function found(dbPath: string): Record<string, string[]> {
+/** Which of `person`'s values each file of the state DB holds (the files that exist). */
+function found(dbPath: string, person: { name: string; email: string; phone: string } = PERSON): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const file of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) {
     if (!existsSync(file)) continue;
     const bytes = readFileSync(file);
-    out[file.slice(dbPath.length) || 'db'] = [PERSON.name, PERSON.email, PERSON.phone].filter((v) => bytes.includes(Buffer.from(v, 'utf8')));
+    out[file.slice(dbPath.length) || 'db'] = [person.name, person.email, person.phone].filter((v) => bytes.includes(Buffer.from(v, 'utf8')));
   }
   return out;
 }
@@ -81,5 +86,38 @@ describe('orgsync forget', { timeout: 240_000 }, () => {
     const full = await cli('mirror', 'refresh', '--full', '--config', config);
     expect(full.code).toBe(0);
     expect(Object.values(found(dbPath)).flat()).toEqual([]);
+  });
+
+  it('beside a running daemon: forget waits for its writes, and the daemon\'s next run does not bring the person back', async () => {
+    const scheduler = new ManualScheduler(30 * 60_000);
+    const cap = captureContext();
+    let url = '';
+    const exit = daemonMain(loadConfig(config, {}), cap.ctx, '127.0.0.1:0', { scheduler, onListening: (u) => (url = u) });
+    try {
+      await until('the listener', () => (url ? true : undefined));
+      const finished = (n: number) =>
+        until(`${n} finished runs`, async () => {
+          const runs = ((await (await fetch(`${url}/status`)).json()) as { runs: StatusRun[] }).runs.filter((r) => r.trigger !== 'forget');
+          return runs.length >= n && runs.every((r) => r.result !== 'running') ? runs : undefined;
+        });
+      const before = (await finished(1)).length;
+      const csv = join(dir, 'members.csv');
+      writeFileSync(csv, readFileSync(csv, 'utf8').split('\n').filter((l) => !l.startsWith(`${SECOND.id},`)).join('\n'));
+      expect(scheduler.tick()).toBe(true);
+      expect((await finished(before + 1))[0]).toMatchObject({ result: 'success' });
+      expect(found(dbPath, SECOND).db).toEqual([SECOND.name, SECOND.email, SECOND.phone]);
+
+      const r = await cli('forget', '--config', config, SECOND.email);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('WAL truncated');
+      expect(Object.values(found(dbPath, SECOND)).flat()).toEqual([]);
+      expect(scheduler.tick()).toBe(true);
+      expect((await finished(before + 2))[0]).toMatchObject({ result: 'success' });
+      expect(Object.values(found(dbPath, SECOND)).flat()).toEqual([]);
+    } finally {
+      cap.shutdown.abort(new Error('test over'));
+      await exit;
+    }
   });
 });
