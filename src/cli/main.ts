@@ -15,6 +15,7 @@ import { registerSourcesCommand } from './commands/sources.js';
 import { registerApplyCommand } from './commands/apply.js';
 import { registerExplainCommand } from './commands/explain.js';
 import { registerHistoryCommand } from './commands/history.js';
+import { registerForgetCommand } from './commands/forget.js';
 import { registerAdoptCommand } from './commands/adopt.js';
 import { registerReleaseCommand } from './commands/release.js';
 import { registerStateCommand } from './commands/state.js';
@@ -52,6 +53,7 @@ const registrars: Registrar[] = [
   registerApplyCommand,
   registerExplainCommand,
   registerHistoryCommand,
+  registerForgetCommand,
   registerAdoptCommand,
   registerReleaseCommand,
   registerStateCommand,

@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import { ENTITY_KINDS, type EntityKind, type PlatformDepartment, type PlatformMember, type PlatformPosition } from '../domain/entities.js';
 import { OrgsyncError } from '../shared/errors.js';
+import { blankPersonalFields } from './forget.js';
 
 /** The record type of each entity kind, as the platform reports it. */
 export interface MirrorRecords {
@@ -138,6 +139,8 @@ const SPECS: Record<EntityKind, TableSpec> = {
   },
 };
 
+const NO_IDS: ReadonlySet<string> = new Set();
+
 /** The tombstone status of each entity. */
 export const TOMBSTONE_STATUS: Record<EntityKind, string> = { departments: 'deleted', members: 'left', positions: 'deleted' };
 
@@ -173,7 +176,13 @@ export class Mirror {
   private readonly completeTx: (walk: WalkHandle, watermark: string, completedAt: string) => { removed: number; completed: boolean };
   private readonly applyTx: <K extends EntityKind>(entity: K, items: readonly MirrorRecords[K][], walk: WalkHandle | undefined) => { upserted: number; tombstones: number };
 
+  private readonly selectForgotten: Database.Statement | undefined;
+  private readonly unforgetStmt: Database.Statement | undefined;
+
   constructor(private readonly db: Database.Database) {
+    const hasForgotten = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forgotten_members'").get() !== undefined;
+    this.selectForgotten = hasForgotten ? db.prepare('SELECT account_id FROM forgotten_members').pluck() : undefined;
+    this.unforgetStmt = hasForgotten ? db.prepare('DELETE FROM forgotten_members WHERE account_id = ?') : undefined;
     this.stmts = {} as Record<EntityKind, Statements>;
     for (const entity of ENTITY_KINDS) {
       const s = SPECS[entity];
@@ -221,8 +230,9 @@ export class Mirror {
       const st = this.stmts[entity];
       const seen = walk?.kind === 'full' ? walk.id : null;
       let tombstones = 0;
+      const forgotten = this.forgottenIn(entity);
       for (const item of items) {
-        const record = item as unknown as Record<string, unknown>;
+        const record = forgotten.size > 0 && forgotten.has(String((item as { account_id?: unknown }).account_id)) ? blankPersonalFields(item as unknown as Record<string, unknown>) : (item as unknown as Record<string, unknown>);
         const info = st.upsert.run(toRow(spec, record, seen));
         // Skipped as older than the stored version: still counts as seen by this walk.
         if (info.changes === 0 && seen !== null) st.markSeen.run(seen, record[spec.key]);
@@ -268,7 +278,22 @@ export class Mirror {
     }
     // Stamped with the latest walk id: a record written during a full walk counts as seen by it.
     const state = this.selectState.get(outcome.entity) as StateRow;
-    st.upsert.run(toRow(SPECS[outcome.entity], outcome.record as unknown as Record<string, unknown>, state.walk_id));
+    let record = outcome.record as unknown as Record<string, unknown>;
+    if (this.forgottenIn(outcome.entity).has(String(record.account_id))) {
+      // This sync wrote the account again (a re-hire brought the person back into a source): no longer forgotten.
+      if (record.status !== TOMBSTONE_STATUS.members) this.unforgetStmt?.run(record.account_id);
+      else record = blankPersonalFields(record);
+    }
+    st.upsert.run(toRow(SPECS[outcome.entity], record, state.walk_id));
+  }
+
+  /**
+   * Issue 29: the members `orgsync forget` erased, whose personal fields the mirror stores blank. Read per page (a
+   * small table), since `forget` may run beside this process; empty for the other entities, or before migration 060.
+   */
+  private forgottenIn(entity: EntityKind): ReadonlySet<string> {
+    if (entity !== 'members' || !this.selectForgotten) return NO_IDS;
+    return new Set(this.selectForgotten.all() as string[]);
   }
 
   /** One record by id (tombstones included), as the platform reported it. */

@@ -240,6 +240,21 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     expect(one(objects, 'PersistentVolumeClaim').metadata.name).toBe('orgsync');
   });
 
+  it('NOTES (issue 29): with daemon.read_token_file, how to open /plan through port-forward with the token from its Secret key; without it, that the personal routes answer 404 and which key opens them', () => {
+    const withToken = { mode: 'deployment', existingSecret: 'orgsync-secrets', config: { daemon: { read_token_file: '/run/secrets/orgsync/read-token' } } };
+    const notes = helm(bin!, ['install', 'orgsync', chartDir, '--dry-run=client', '--namespace', 'hr', ...setFile(withToken)]);
+    expect(notes.status).toBe(0);
+    expect(notes.stdout).toContain('  kubectl -n hr port-forward svc/orgsync 9464\n');
+    expect(notes.stdout).toContain("  TOKEN=$(kubectl -n hr get secret orgsync-secrets -o jsonpath='{.data.read-token}' | base64 -d)\n");
+    expect(notes.stdout).toContain('  curl -s -H "Authorization: Bearer $TOKEN" localhost:9464/plan -o plan.html && open plan.html\n');
+    const config = parse(one(ok(template(bin!, { values: [withToken] })), 'ConfigMap').data['orgsync.yaml']);
+    expect(config.daemon.read_token_file).toBe('/run/secrets/orgsync/read-token');
+    const without = helm(bin!, ['install', 'orgsync', chartDir, '--dry-run=client', '--namespace', 'hr', ...setFile({ mode: 'deployment' })]);
+    expect(without.status).toBe(0);
+    expect(without.stdout).toContain('answer 404 until config.daemon.read_token_file names a key of existingSecret');
+    expect(without.stdout).not.toContain('Authorization: Bearer $TOKEN');
+  });
+
   it('networkPolicy (issue 22): the daemon\'s listener admits only Prometheus and the POST /sync callers, on its port; off by default and in CronJob mode', () => {
     const values = matrix.find(([n]) => n.startsWith('Deployment with a NetworkPolicy'))![1];
     const objects = ok(template(bin!, { values: [values] }));

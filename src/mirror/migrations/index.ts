@@ -2,7 +2,7 @@
  * Every migration of the state DB, in order. Numbers: 001-009 mirror and sync state (src/mirror),
  * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock, run history and pending approvals (operations),
  * 030-039 record history (issue 22), 040-049 caches of the sources (issue 19), 050-059 reconcile again (unfinished
- * creates).
+ * creates), 060-069 privacy (issue 29: forgotten members).
  * Append new entries; never renumber or edit one that has shipped.
  */
 import { migration001 } from './001-mirror-tables.js';
@@ -15,6 +15,7 @@ import { migration021 } from '../runs.js';
 import { migration023 } from './023-approvals.js';
 import { migration030 } from './030-record-history.js';
 import { migration040 } from '../phone-cache.js';
+import { migration060 } from '../forget.js';
 
 export type { Migration } from './types.js';
 export { runMigrations } from './runner.js';
@@ -32,4 +33,5 @@ export const migrations: readonly Migration[] = [
   migration030,
   migration040,
   migration050,
+  migration060,
 ];

@@ -1,0 +1,171 @@
+/**
+ * Forgetting a person (issue 29 point 4, GDPR Article 17): their name, e-mail and phone leave every table of the state
+ * DB that holds them (the mirror's copy of their platform record, record history, run summaries, pending approvals,
+ * the phone cache, ownership's pending contacts and the adoption log); only the ids correctness needs stay. The
+ * account is listed in `forgotten_members`, so a later refresh stores its personal fields blank. The freed bytes are
+ * zeroed (secure_delete), the file rewritten (VACUUM, in memory) and the WAL truncated.
+ */
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import type { Migration } from './migrations/types.js';
+
+/** Migration 060: the accounts whose personal fields the mirror stores blank. */
+export const migration060: Migration = {
+  version: 60,
+  name: 'forgotten-members',
+  sql: `
+CREATE TABLE forgotten_members (
+  account_id    TEXT PRIMARY KEY,
+  third_user_id TEXT NOT NULL,
+  forgotten_at  TEXT NOT NULL
+) STRICT;
+`,
+};
+
+/** The fields of a platform member that name or reach a person. */
+export const PERSONAL_MEMBER_FIELDS = ['display_name', 'email', 'phone'] as const;
+
+/** What replaces a forgotten value inside run summaries and approvals. */
+export const FORGOTTEN = '[forgotten]';
+
+/** A mirrored member with its personal fields blank (the ids, status, department and roles kept). */
+export function blankPersonalFields<T extends Record<string, unknown>>(record: T): T {
+  const copy: Record<string, unknown> = { ...record };
+  for (const f of PERSONAL_MEMBER_FIELDS) if (f in copy) copy[f] = '';
+  return copy as T;
+}
+
+/** The account ids listed in forgotten_members (a small table: one row per forgotten person). */
+export function forgottenAccounts(db: Database.Database): Set<string> {
+  return new Set(db.prepare('SELECT account_id FROM forgotten_members').pluck().all() as string[]);
+}
+
+/** Whom to forget: their source ids and platform ids (from the selector, as `orgsync history` resolves it). */
+export interface ForgetTarget {
+  sourceIds: readonly string[];
+  platformIds: readonly string[];
+}
+
+/** What was changed, by place; `values` is how many distinct personal values were scrubbed. */
+export interface ForgetReport {
+  values: number;
+  mirrorMembers: number;
+  historyEntries: number;
+  runs: number;
+  approvals: number;
+  /** Pending or approved approvals that can no longer be applied (their signed plan named the person). */
+  approvalsWithdrawn: string[];
+  phoneCache: number;
+  /** The WAL was checkpointed and truncated (false: another process held a read transaction). */
+  walTruncated: boolean;
+}
+
+const inList = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
+
+/** The person's personal values the state DB may hold: from the mirror and from the record history's fields. */
+function personalValues(db: Database.Database, target: ForgetTarget): string[] {
+  const values = new Set<string>();
+  const ids = [...target.platformIds];
+  if (ids.length > 0) {
+    for (const raw of db.prepare(`SELECT raw FROM mirror_members WHERE account_id IN (${inList(ids.length)})`).pluck().all(...ids) as string[]) {
+      const m = JSON.parse(raw) as Record<string, unknown>;
+      for (const f of PERSONAL_MEMBER_FIELDS) if (typeof m[f] === 'string') values.add(m[f]);
+    }
+  }
+  for (const fields of historyRows(db, target, 'fields') as string[]) {
+    const changes = JSON.parse(fields) as Record<string, { old?: unknown; new?: unknown }>;
+    for (const f of PERSONAL_MEMBER_FIELDS) for (const v of [changes[f]?.old, changes[f]?.new]) if (typeof v === 'string') values.add(v);
+  }
+  const out = new Set<string>();
+  for (const v of values) {
+    if (v.trim().length < 3) continue; // "" or a stray initial would scrub unrelated text
+    out.add(v);
+    out.add(v.toLowerCase());
+    out.add(JSON.stringify(v).slice(1, -1));
+  }
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
+/** A column of the member history rows of the target. */
+function historyRows(db: Database.Database, target: ForgetTarget, column: string): unknown[] {
+  const s = [...target.sourceIds];
+  const p = [...target.platformIds];
+  const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
+  if (where === '') return [];
+  return db.prepare(`SELECT ${column} FROM record_history WHERE entity = 'members' AND (${where})`).pluck().all(...s, ...p);
+}
+
+/** Replaces every value in `columns` of `table`; returns the rows changed. */
+function scrub(db: Database.Database, table: string, key: string, columns: readonly string[], values: readonly string[]): Set<string> {
+  const changed = new Set<string>();
+  for (const col of columns) {
+    const update = db.prepare(`UPDATE ${table} SET ${col} = replace(${col}, ?, '${FORGOTTEN}') WHERE instr(${col}, ?) > 0 RETURNING ${key}`).pluck();
+    for (const v of values) for (const k of update.all(v, v) as string[]) changed.add(k);
+  }
+  return changed;
+}
+
+/** The mirror's copies of the person: personal fields blank, listed as forgotten. */
+function forgetInMirror(db: Database.Database, target: ForgetTarget, at: string): number {
+  let n = 0;
+  const select = db.prepare('SELECT raw FROM mirror_members WHERE account_id = ?').pluck();
+  const update = db.prepare(`UPDATE mirror_members SET display_name = '', email = '', phone = '', raw = ? WHERE account_id = ?`);
+  const remember = db.prepare('INSERT INTO forgotten_members (account_id, third_user_id, forgotten_at) VALUES (?, ?, ?) ON CONFLICT (account_id) DO NOTHING');
+  for (const id of target.platformIds) {
+    const raw = select.get(id) as string | undefined;
+    if (raw === undefined) continue;
+    const record = JSON.parse(raw) as Record<string, unknown>;
+    n += update.run(JSON.stringify(blankPersonalFields(record)), id).changes;
+    remember.run(id, typeof record.third_user_id === 'string' ? record.third_user_id : (target.sourceIds[0] ?? ''), at);
+  }
+  return n;
+}
+
+/** The record history: the person's entries keep ids, run, operation and result; one `forget` entry is added. */
+function forgetInHistory(db: Database.Database, target: ForgetTarget, now: number): number {
+  const s = [...target.sourceIds];
+  const p = [...target.platformIds];
+  const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
+  const n = where === '' ? 0 : db.prepare(`UPDATE record_history SET description = '${FORGOTTEN}', fields = '{}', message = NULL WHERE entity = 'members' AND (${where})`).run(...s, ...p).changes;
+  db.prepare(
+    `INSERT INTO record_history (at, entity, source_id, platform_id, run_id, trigger, op, description, fields, result, message, approval_digest)
+     VALUES (?, 'members', ?, ?, ?, 'forget', 'forget', 'personal data forgotten', '{}', 'forgotten', NULL, NULL)`,
+  ).run(now, s[0] ?? '', p[0] ?? null, randomUUID());
+  return n;
+}
+
+/**
+ * Removes the person's personal data from the state DB (one write transaction: it waits the busy timeout for a
+ * daemon's write, never interleaves with it), then zeroes and compacts what it freed. `db` must be opened by
+ * openStateDb (migrations applied).
+ */
+export function forgetPerson(db: Database.Database, target: ForgetTarget, now: number): ForgetReport {
+  db.pragma('secure_delete = ON');
+  // VACUUM builds the new file in memory: a temporary file would be one more copy of the data on disk.
+  db.pragma('temp_store = MEMORY');
+  const at = new Date(now).toISOString();
+  const run = db.transaction(() => {
+    const values = personalValues(db, target);
+    const mirrorMembers = forgetInMirror(db, target, at);
+    const historyEntries = forgetInHistory(db, target, now);
+    const runs = scrub(db, 'runs', 'id', ['summary', 'error'], values).size;
+    const approvals = scrub(db, 'pending_approvals', 'digest', ['saved_plan', 'context', 'message'], values);
+    // A signed plan that named the person no longer verifies: it cannot be applied any more.
+    const withdrawn = db.prepare(`UPDATE pending_approvals SET status = 'superseded' WHERE digest = ? AND status IN ('pending', 'approved') RETURNING digest`).pluck();
+    const approvalsWithdrawn: string[] = [];
+    for (const d of approvals) if (withdrawn.get(d) !== undefined) approvalsWithdrawn.push(d);
+    const phones = values.filter((v) => v.startsWith('+'));
+    let phoneCache = 0;
+    for (const ph of phones) phoneCache += db.prepare('DELETE FROM phone_cache WHERE e164 = ? OR raw = ?').run(ph, ph).changes;
+    const s = [...target.sourceIds];
+    if (s.length > 0) {
+      db.prepare(`UPDATE pending_creates SET contact = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(...s);
+      db.prepare(`UPDATE adoption_log SET detail = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(...s);
+    }
+    return { values: values.length, mirrorMembers, historyEntries, runs, approvals: approvals.size, approvalsWithdrawn, phoneCache };
+  });
+  const report = run.immediate();
+  db.exec('VACUUM');
+  const [checkpoint] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+  return { ...report, walTruncated: checkpoint?.busy === 0 };
+}
