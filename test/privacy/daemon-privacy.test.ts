@@ -15,7 +15,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, demoDir, demoSeed, demoWorkspace, until, type StatusRun } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
+import { demoDir, demoSeed, demoWorkspace, until, type StatusRun } from '../daemon/support.js';
 
 const READ = 'read-token-for-the-dpo-0001';
 const TRIGGER = 'trigger-token-for-hr-0002';
@@ -113,7 +114,7 @@ describe('no personal data without the read token (daemon, demo data)', { timeou
     await readOpenRoutes();
     await until('the webhooks', () => (bodies.some((b) => b.startsWith('/json') && b.includes('"recovered"')) ? true : undefined));
 
-    expect(bodies.map((b) => /"(?:event|type)":\s*"(\w+)"/.exec(b)?.[1] ?? b.split(' ')[0]).filter((e) => !e.startsWith('/'))).toEqual(expect.arrayContaining(['refused', 'pending_approval', 'recovered']));
+    expect(bodies.map((b) => /"(?:event|type)":\s*"(\w+)"/.exec(b)?.[1] ?? b.split(' ')[0] ?? '').filter((e) => !e.startsWith('/'))).toEqual(expect.arrayContaining(['refused', 'pending_approval', 'recovered']));
     expect(bodies.some((b) => b.startsWith('/slack'))).toBe(true);
     const logs = cap.out.stdout;
     expect(logs.split('\n').filter((l) => l.includes('"msg":"change applied"')).length).toBeGreaterThan(300);

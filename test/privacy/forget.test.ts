@@ -11,8 +11,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { captureContext, demoSeed, demoWorkspace, until, type StatusRun } from '../daemon/support.js';
-import { cli } from '../trust/cli.js';
+import { captureContext, cli } from '../helpers/cli.js';
+import { demoSeed, demoWorkspace, until, type StatusRun } from '../daemon/support.js';
 
 const PERSON = { id: 'E1007', name: 'Emeka Petrov', email: 'emeka.petrov@demo-corp.test', phone: '+15125550154' };
 /** A second leaver, forgotten while a daemon holds the state DB. */

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
-import { parseDuration } from '../../config/platform.js';
 import type { DesiredState } from '../../domain/index.js';
 import { openStateDb } from '../../mirror/db.js';
 import { explainStateDbError } from '../../mirror/db-faults.js';
@@ -68,7 +67,7 @@ function reportText(selector: string, dbPath: string, target: ForgetTarget, r: F
 async function forget(selector: string, config: Config, ctx: CliContext): Promise<number> {
   const dbPath = resolveConfigPath(config, config.state.path);
   if (!existsSync(dbPath)) throw new OrgsyncError('STATE_ERROR', `no state DB at ${dbPath} (state.path): nothing to forget`);
-  const busyTimeoutMs = parseDuration(config.state.busy_timeout)!;
+  const busyTimeoutMs = config.state.busy_timeout;
   const db = openStateDb(dbPath, { busyTimeoutMs });
   try {
     const mirror = new Mirror(db);
