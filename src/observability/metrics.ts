@@ -66,7 +66,12 @@ export class OrgsyncMetrics {
   /** Issue 22: requests to the daemon's trigger endpoints refused for a missing or wrong bearer token. */
   readonly triggerUnauthorizedTotal: Counter;
   /** Issue 29: requests to the listener's personal routes refused with 401, by route template. */
-  readonly httpUnauthorizedTotal: Counter<'route'>;
+  readonly httpUnauthorizedTotal = new Counter({
+    name: `${METRIC_PREFIX}http_unauthorized_total`,
+    help: 'Requests to the listener\'s personal-data routes (/plan, /plan.json, /runs/<id>, /records/<selector>/history) refused with 401: no or a wrong read token.',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
   readonly apiThrottledSecondsTotal: Counter;
   readonly apiRetriesTotal: Counter<'reason'>;
   /** Requests sent per platform key (label `key`: its fingerprint, never the key). */
@@ -128,12 +133,6 @@ export class OrgsyncMetrics {
     });
     this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: 'Platform API answers 429 (rate limited).', registers });
     this.triggerUnauthorizedTotal = new Counter({ name: `${p}trigger_unauthorized_total`, help: 'Requests to the daemon\'s trigger endpoints (POST /sync) refused with 401: no or a wrong bearer token.', registers });
-    this.httpUnauthorizedTotal = new Counter({
-      name: `${p}http_unauthorized_total`,
-      help: 'Requests to the listener\'s personal-data routes (/plan, /plan.json, /runs/<id>, /records/<selector>/history) refused with 401: no or a wrong read token.',
-      labelNames: ['route'],
-      registers,
-    });
     this.apiThrottledSecondsTotal = new Counter({ name: `${p}api_throttled_seconds_total`, help: 'Time spent waiting on pacing and Retry-After.', registers });
     this.platformKeyRequestsTotal = new Counter({
       name: `${p}platform_key_requests_total`,

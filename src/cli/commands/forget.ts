@@ -58,6 +58,7 @@ function reportText(selector: string, dbPath: string, target: ForgetTarget, r: F
     'Not reached by orgsync (erase them yourself):',
     `  - backups taken earlier (orgsync state backup files, volume snapshots${existsSync(`${dbPath}.before-restore`) ? `, and ${dbPath}.before-restore` : ''})`,
     '  - plan files and HTML reports written with plan --out, and log lines shipped before (log pipelines keep their own retention)',
+    "  - a running daemon's latest plan in memory (GET /plan): replaced by its next run",
     `  - the platform's own record of the account (its tombstone${target.platformIds.length ? ` ${target.platformIds.join(', ')}` : ''}): the platform's administrator deletes it`,
   ];
   return `${lines.join('\n')}\n`;
