@@ -53,18 +53,31 @@ export interface BuildInfo {
 export class OrgsyncMetrics {
   /** The registry to serve or push. */
   readonly registry = new Registry();
-  readonly buildInfo: Gauge<'version' | 'node_version'>;
-  readonly runsTotal: Counter<'result'>;
-  readonly runDurationSeconds: Histogram;
-  readonly lastRunTimestampSeconds: Gauge;
-  readonly lastSuccessTimestampSeconds: Gauge;
-  readonly planOperations: Gauge<'entity' | 'op'>;
-  readonly operationsTotal: Counter<'entity' | 'op' | 'result'>;
-  readonly apiRequestsTotal: Counter<'method' | 'route' | 'status'>;
-  readonly apiRequestDurationSeconds: Histogram<'method' | 'route'>;
-  readonly apiRateLimitedTotal: Counter;
+  /** Where every metric below registers (field initializers run in order, after the registry). */
+  private readonly registers = [this.registry];
+  readonly buildInfo: Gauge<'version' | 'node_version'> = new Gauge({ name: `${METRIC_PREFIX}build_info`, help: 'Always 1; labels carry the orgsync version and the Node.js version.', labelNames: ['version', 'node_version'], registers: this.registers });
+  readonly runsTotal: Counter<'result'> = new Counter({ name: `${METRIC_PREFIX}runs_total`, help: 'Sync runs by result (success, partial, failed, guard, interrupted, dry_run).', labelNames: ['result'], registers: this.registers });
+  readonly runDurationSeconds: Histogram = new Histogram({
+    name: `${METRIC_PREFIX}run_duration_seconds`,
+    help: 'Wall time of a sync run.',
+    buckets: [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600],
+    registers: this.registers,
+  });
+  readonly lastRunTimestampSeconds: Gauge = new Gauge({ name: `${METRIC_PREFIX}last_run_timestamp_seconds`, help: 'Unix time at which the last run ended, whatever its result.', registers: this.registers });
+  readonly lastSuccessTimestampSeconds: Gauge = new Gauge({ name: `${METRIC_PREFIX}last_success_timestamp_seconds`, help: 'Unix time at which the last successful run ended (result success or partial).', registers: this.registers });
+  readonly planOperations: Gauge<'entity' | 'op'> = new Gauge({ name: `${METRIC_PREFIX}plan_operations`, help: 'Operations in the last plan by entity and op (create, adopt, update, move, remove).', labelNames: ['entity', 'op'], registers: this.registers });
+  readonly operationsTotal: Counter<'entity' | 'op' | 'result'> = new Counter({ name: `${METRIC_PREFIX}operations_total`, help: 'Changes of applied plans by entity, op and result (applied, adopted, failed, conflict, skipped, skipped_admin, not_started, deferred).', labelNames: ['entity', 'op', 'result'], registers: this.registers });
+  readonly apiRequestsTotal: Counter<'method' | 'route' | 'status'> = new Counter({ name: `${METRIC_PREFIX}api_requests_total`, help: 'Platform API responses by method, route template and status code.', labelNames: ['method', 'route', 'status'], registers: this.registers });
+  readonly apiRequestDurationSeconds: Histogram<'method' | 'route'> = new Histogram({
+    name: `${METRIC_PREFIX}api_request_duration_seconds`,
+    help: 'Platform API request latency by method and route template.',
+    labelNames: ['method', 'route'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: this.registers,
+  });
+  readonly apiRateLimitedTotal: Counter = new Counter({ name: `${METRIC_PREFIX}api_rate_limited_total`, help: 'Platform API answers 429 (rate limited).', registers: this.registers });
   /** Issue 22: requests to the daemon's trigger endpoints refused for a missing or wrong bearer token. */
-  readonly triggerUnauthorizedTotal: Counter;
+  readonly triggerUnauthorizedTotal: Counter = new Counter({ name: `${METRIC_PREFIX}trigger_unauthorized_total`, help: 'Requests to the daemon\'s trigger endpoints (POST /sync) refused with 401: no or a wrong bearer token.', registers: this.registers });
   /** Issue 29: requests to the listener's personal routes refused with 401, by route template. */
   readonly httpUnauthorizedTotal = new Counter({
     name: `${METRIC_PREFIX}http_unauthorized_total`,
@@ -72,30 +85,73 @@ export class OrgsyncMetrics {
     labelNames: ['route'] as const,
     registers: [this.registry],
   });
-  readonly apiThrottledSecondsTotal: Counter;
-  readonly apiRetriesTotal: Counter<'reason'>;
+  readonly apiThrottledSecondsTotal: Counter = new Counter({ name: `${METRIC_PREFIX}api_throttled_seconds_total`, help: 'Time spent waiting on pacing and Retry-After.', registers: this.registers });
+  readonly apiRetriesTotal: Counter<'reason'> = new Counter({ name: `${METRIC_PREFIX}api_retries_total`, help: 'Platform API request retries by reason (rate_limited, server, network, timeout).', labelNames: ['reason'], registers: this.registers });
   /** Requests sent per platform key (label `key`: its fingerprint, never the key). */
-  readonly platformKeyRequestsTotal: Counter<'key'>;
+  readonly platformKeyRequestsTotal: Counter<'key'> = new Counter({
+    name: `${METRIC_PREFIX}platform_key_requests_total`,
+    help: 'Platform API requests sent per API key; the label key is the first 8 hex digits of the key\'s SHA-256, never the key.',
+    labelNames: ['key'],
+    registers: this.registers,
+  });
   /** 429s per platform key. */
-  readonly platformKeyRateLimitedTotal: Counter<'key'>;
+  readonly platformKeyRateLimitedTotal: Counter<'key'> = new Counter({ name: `${METRIC_PREFIX}platform_key_rate_limited_total`, help: 'Platform API answers 429 per API key (key fingerprint).', labelNames: ['key'], registers: this.registers });
   /** Keys dropped from a run after the platform refused them (401/403). */
-  readonly platformKeyDroppedTotal: Counter<'key'>;
-  readonly mirrorWatermarkAgeSeconds: Gauge<'entity'>;
-  readonly removalsBlockedTotal: Counter<'guard'>;
-  readonly guardRefusalsTotal: Counter<'guard'>;
-  readonly sourceRecords: Gauge<'source' | 'entity'>;
-  readonly quarantinedRecords: Gauge<'source' | 'reason'>;
-  readonly blockedRecords: Gauge<'entity' | 'reason'>;
-  readonly sourceWarnings: Gauge<'source' | 'code'>;
-  readonly lifecycleMembers: Gauge<'rule'>;
-  readonly mirrorRecords: Gauge<'entity' | 'status'>;
-  readonly pendingApproval: Gauge<'guard'>;
+  readonly platformKeyDroppedTotal: Counter<'key'> = new Counter({
+    name: `${METRIC_PREFIX}platform_key_dropped_total`,
+    help: 'API keys dropped from a run because the platform refused them (401, 403 scope_denied); the run goes on with the other keys.',
+    labelNames: ['key'],
+    registers: this.registers,
+  });
+  readonly mirrorWatermarkAgeSeconds: Gauge<'entity'> = new Gauge({
+    name: `${METRIC_PREFIX}mirror_watermark_age_seconds`,
+    help: 'Age of the mirror\'s incremental watermark per entity.',
+    labelNames: ['entity'],
+    registers: this.registers,
+    collect: () => this.collectWatermarks(),
+  });
+  readonly removalsBlockedTotal: Counter<'guard'> = new Counter({ name: `${METRIC_PREFIX}removals_blocked_total`, help: 'Removals a guard kept from being applied, by guard.', labelNames: ['guard'], registers: this.registers });
+  readonly guardRefusalsTotal: Counter<'guard'> = new Counter({
+    name: `${METRIC_PREFIX}guard_refusals_total`,
+    help: 'Runs (and plans) a guard refused, by guard (state_lost, empty_source, source_shrink, scope_change, delete_threshold).',
+    labelNames: ['guard'],
+    registers: this.registers,
+  });
+  readonly sourceRecords: Gauge<'source' | 'entity'> = new Gauge({ name: `${METRIC_PREFIX}source_records`, help: 'Records the last run read per source and entity.', labelNames: ['source', 'entity'], registers: this.registers });
+  readonly quarantinedRecords: Gauge<'source' | 'reason'> = new Gauge({ name: `${METRIC_PREFIX}quarantined_records`, help: 'Records quarantined in the last run per source and reason.', labelNames: ['source', 'reason'], registers: this.registers });
+  readonly blockedRecords: Gauge<'entity' | 'reason'> = new Gauge({
+    name: `${METRIC_PREFIX}blocked_records`,
+    help: 'Source records the last plan could neither create nor update, by entity and reason (not_owned_conflict, unpatchable_drift, contact_not_owned).',
+    labelNames: ['entity', 'reason'],
+    registers: this.registers,
+  });
+  readonly sourceWarnings: Gauge<'source' | 'code'> = new Gauge({ name: `${METRIC_PREFIX}source_warnings`, help: 'Values dropped from records the last run kept, per source and code (invalid_phone_dropped).', labelNames: ['source', 'code'], registers: this.registers });
+  readonly lifecycleMembers: Gauge<'rule'> = new Gauge({
+    name: `${METRIC_PREFIX}lifecycle_members`,
+    help: 'Members a lifecycle rule applied to in the last plan: scheduled (start_date still ahead, not created yet) and ended (end_date passed).',
+    labelNames: ['rule'],
+    registers: this.registers,
+  });
+  readonly mirrorRecords: Gauge<'entity' | 'status'> = new Gauge({
+    name: `${METRIC_PREFIX}mirror_records`,
+    help: 'Records in the mirror by entity and status.',
+    labelNames: ['entity', 'status'],
+    registers: this.registers,
+    collect: () => this.collectMirrorRecords(),
+  });
+  readonly pendingApproval: Gauge<'guard'> = new Gauge({
+    name: `${METRIC_PREFIX}pending_approval`,
+    help: 'Per guard: Unix time at which the oldest plan still waiting for approval was saved (no series when none waits); time() minus it is the age.',
+    labelNames: ['guard'],
+    registers: this.registers,
+    collect: () => this.collectApprovals(),
+  });
   private approvalsProbe: (() => readonly { guard: string; createdAtMs: number }[]) | undefined;
-  readonly deleteThresholdExceededTotal: Counter;
+  readonly deleteThresholdExceededTotal: Counter = new Counter({ name: `${METRIC_PREFIX}delete_threshold_exceeded_total`, help: 'Runs refused because the plan\'s removals exceeded the delete threshold.', registers: this.registers });
   /** Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, ...). */
-  readonly applyStopsTotal: Counter<'reason'>;
+  readonly applyStopsTotal: Counter<'reason'> = new Counter({ name: `${METRIC_PREFIX}apply_stops_total`, help: 'Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, scope_denied, credential_refused).', labelNames: ['reason'], registers: this.registers });
   /** Runs that stopped because this process lost the state DB's lease (fencing). */
-  readonly leaseLostTotal: Counter;
+  readonly leaseLostTotal: Counter = new Counter({ name: `${METRIC_PREFIX}lease_lost_total`, help: 'Runs that stopped writing because this process no longer held the state DB lease (fencing).', registers: this.registers });
 
   private mirrorProbe: MirrorProbe | undefined;
   private readonly now: () => number;
@@ -106,100 +162,15 @@ export class OrgsyncMetrics {
    */
   constructor(options: { build: BuildInfo; defaultMetrics?: boolean; now?: () => number; syncId?: string }) {
     if (options.syncId !== undefined) this.registry.setDefaultLabels({ sync_id: options.syncId });
-    const registers = [this.registry];
     this.now = options.now ?? Date.now;
-    const p = METRIC_PREFIX;
-    this.buildInfo = new Gauge({ name: `${p}build_info`, help: 'Always 1; labels carry the orgsync version and the Node.js version.', labelNames: ['version', 'node_version'], registers });
     this.buildInfo.set({ version: options.build.version, node_version: process.version }, 1);
-    this.runsTotal = new Counter({ name: `${p}runs_total`, help: 'Sync runs by result (success, partial, failed, guard, interrupted, dry_run).', labelNames: ['result'], registers });
     for (const result of RUN_RESULTS) this.runsTotal.inc({ result }, 0);
-    this.runDurationSeconds = new Histogram({
-      name: `${p}run_duration_seconds`,
-      help: 'Wall time of a sync run.',
-      buckets: [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600],
-      registers,
-    });
-    this.lastRunTimestampSeconds = new Gauge({ name: `${p}last_run_timestamp_seconds`, help: 'Unix time at which the last run ended, whatever its result.', registers });
-    this.lastSuccessTimestampSeconds = new Gauge({ name: `${p}last_success_timestamp_seconds`, help: 'Unix time at which the last successful run ended (result success or partial).', registers });
-    this.planOperations = new Gauge({ name: `${p}plan_operations`, help: 'Operations in the last plan by entity and op (create, adopt, update, move, remove).', labelNames: ['entity', 'op'], registers });
-    this.operationsTotal = new Counter({ name: `${p}operations_total`, help: 'Changes of applied plans by entity, op and result (applied, adopted, failed, conflict, skipped, skipped_admin, not_started, deferred).', labelNames: ['entity', 'op', 'result'], registers });
-    this.apiRequestsTotal = new Counter({ name: `${p}api_requests_total`, help: 'Platform API responses by method, route template and status code.', labelNames: ['method', 'route', 'status'], registers });
-    this.apiRequestDurationSeconds = new Histogram({
-      name: `${p}api_request_duration_seconds`,
-      help: 'Platform API request latency by method and route template.',
-      labelNames: ['method', 'route'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    });
-    this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: 'Platform API answers 429 (rate limited).', registers });
-    this.triggerUnauthorizedTotal = new Counter({ name: `${p}trigger_unauthorized_total`, help: 'Requests to the daemon\'s trigger endpoints (POST /sync) refused with 401: no or a wrong bearer token.', registers });
-    this.apiThrottledSecondsTotal = new Counter({ name: `${p}api_throttled_seconds_total`, help: 'Time spent waiting on pacing and Retry-After.', registers });
-    this.platformKeyRequestsTotal = new Counter({
-      name: `${p}platform_key_requests_total`,
-      help: 'Platform API requests sent per API key; the label key is the first 8 hex digits of the key\'s SHA-256, never the key.',
-      labelNames: ['key'],
-      registers,
-    });
-    this.platformKeyRateLimitedTotal = new Counter({ name: `${p}platform_key_rate_limited_total`, help: 'Platform API answers 429 per API key (key fingerprint).', labelNames: ['key'], registers });
-    this.platformKeyDroppedTotal = new Counter({
-      name: `${p}platform_key_dropped_total`,
-      help: 'API keys dropped from a run because the platform refused them (401, 403 scope_denied); the run goes on with the other keys.',
-      labelNames: ['key'],
-      registers,
-    });
-    this.apiRetriesTotal = new Counter({ name: `${p}api_retries_total`, help: 'Platform API request retries by reason (rate_limited, server, network, timeout).', labelNames: ['reason'], registers });
-    this.mirrorWatermarkAgeSeconds = new Gauge({
-      name: `${p}mirror_watermark_age_seconds`,
-      help: 'Age of the mirror\'s incremental watermark per entity.',
-      labelNames: ['entity'],
-      registers,
-      collect: () => this.collectWatermarks(),
-    });
-    this.guardRefusalsTotal = new Counter({
-      name: `${p}guard_refusals_total`,
-      help: 'Runs (and plans) a guard refused, by guard (state_lost, empty_source, source_shrink, scope_change, delete_threshold).',
-      labelNames: ['guard'],
-      registers,
-    });
-    this.removalsBlockedTotal = new Counter({ name: `${p}removals_blocked_total`, help: 'Removals a guard kept from being applied, by guard.', labelNames: ['guard'], registers });
-    this.sourceRecords = new Gauge({ name: `${p}source_records`, help: 'Records the last run read per source and entity.', labelNames: ['source', 'entity'], registers });
-    this.quarantinedRecords = new Gauge({ name: `${p}quarantined_records`, help: 'Records quarantined in the last run per source and reason.', labelNames: ['source', 'reason'], registers });
-    this.blockedRecords = new Gauge({
-      name: `${p}blocked_records`,
-      help: 'Source records the last plan could neither create nor update, by entity and reason (not_owned_conflict, unpatchable_drift, contact_not_owned).',
-      labelNames: ['entity', 'reason'],
-      registers,
-    });
-    this.lifecycleMembers = new Gauge({
-      name: `${p}lifecycle_members`,
-      help: 'Members a lifecycle rule applied to in the last plan: scheduled (start_date still ahead, not created yet) and ended (end_date passed).',
-      labelNames: ['rule'],
-      registers,
-    });
-    this.sourceWarnings = new Gauge({ name: `${p}source_warnings`, help: 'Values dropped from records the last run kept, per source and code (invalid_phone_dropped).', labelNames: ['source', 'code'], registers });
-    this.mirrorRecords = new Gauge({
-      name: `${p}mirror_records`,
-      help: 'Records in the mirror by entity and status.',
-      labelNames: ['entity', 'status'],
-      registers,
-      collect: () => this.collectMirrorRecords(),
-    });
-    this.pendingApproval = new Gauge({
-      name: `${p}pending_approval`,
-      help: 'Per guard: Unix time at which the oldest plan still waiting for approval was saved (no series when none waits); time() minus it is the age.',
-      labelNames: ['guard'],
-      registers,
-      collect: () => this.collectApprovals(),
-    });
-    this.deleteThresholdExceededTotal = new Counter({ name: `${p}delete_threshold_exceeded_total`, help: 'Runs refused because the plan\'s removals exceeded the delete threshold.', registers });
-    this.applyStopsTotal = new Counter({ name: `${p}apply_stops_total`, help: 'Applies that stopped starting writes, by reason (shutdown, lease_lost, state_unrecordable, scope_denied, credential_refused).', labelNames: ['reason'], registers });
-    this.leaseLostTotal = new Counter({ name: `${p}lease_lost_total`, help: 'Runs that stopped writing because this process no longer held the state DB lease (fencing).', registers });
     if (options.defaultMetrics !== false) {
-      collectDefaultMetrics({ register: this.registry, prefix: p });
+      collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
       // prom-client exports these three gauges with a _total suffix, which Prometheus reserves for counters
       // (promtool check metrics flags them); the per-type gauges without the suffix carry the same numbers.
       for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
-        this.registry.removeSingleMetric(`${p}${name}`);
+        this.registry.removeSingleMetric(`${METRIC_PREFIX}${name}`);
       }
     }
   }
