@@ -10,6 +10,7 @@ import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
+import { staffRows, writeStaffCsv } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 import { getJson, until, type StatusRun } from './support.js';
 import { captureContext } from '../helpers/cli.js';
@@ -25,13 +26,12 @@ describe('daemon: /plan, /plan.json and pending approvals', { timeout: 120_000 }
   const scheduler = new ManualScheduler(30 * 60_000);
   const cap = captureContext();
   let exit: Promise<number>;
-  const writeCsv = (n: number, from = 0): void =>
-    writeFileSync(join(dir, 'staff.csv'), ['id,name,email', ...Array.from({ length: n - from }, (_, k) => `m${k + from},Member ${k + from},m${k + from}@acme.test`)].join('\n') + '\n');
+  const writeStaff = (n: number, from = 0): void => void writeStaffCsv(join(dir, 'staff.csv'), staffRows(n, from));
 
   beforeAll(async () => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
     dir = tempDir('orgsync-approvals-daemon-');
-    writeCsv(10);
+    writeStaff(10);
     writeFileSync(join(dir, 'read.token'), `${READ_TOKEN}\n`);
     writeFileSync(
       join(dir, 'orgsync.yaml'),
@@ -87,7 +87,7 @@ sources:
   });
 
   it('a refused run: its digest on /status, /plan and orgsync_pending_approval{guard}', async () => {
-    writeCsv(10, 5);
+    writeStaff(10, 5);
     expect(scheduler.tick()).toBe(true);
     const [last] = await finishedRuns(2);
     expect(last).toMatchObject({ result: 'guard' });

@@ -2,19 +2,16 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DesiredState } from '../../src/domain/index.js';
-
-const cell = (v: string | number | undefined): string => {
-  const s = v === undefined ? '' : String(v);
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
+import { writeCsv } from '../helpers/fixtures.js';
 
 /** Writes departments.csv, positions.csv and members.csv for `desired` into `dir`. */
 export function writeCsvOrg(dir: string, desired: DesiredState, titles: Record<string, string> = {}): void {
-  writeFileSync(join(dir, 'departments.csv'), ['id,name,parent', ...desired.departments.map((d) => [d.source_id, d.name, d.parent_source_id].map(cell).join(','))].join('\n') + '\n');
-  writeFileSync(join(dir, 'positions.csv'), ['id,name', ...desired.positions.map((p) => [p.source_id, p.name].map(cell).join(','))].join('\n') + '\n');
-  writeFileSync(
+  writeCsv(join(dir, 'departments.csv'), ['id', 'name', 'parent'], desired.departments.map((d) => [d.source_id, d.name, d.parent_source_id]));
+  writeCsv(join(dir, 'positions.csv'), ['id', 'name'], desired.positions.map((p) => [p.source_id, p.name]));
+  writeCsv(
     join(dir, 'members.csv'),
-    ['id,name,email,title,dept,status', ...desired.members.map((m) => [m.source_id, m.display_name, m.email, titles[m.source_id] ?? m.title, m.department_source_id, m.status].map(cell).join(','))].join('\n') + '\n',
+    ['id', 'name', 'email', 'title', 'dept', 'status'],
+    desired.members.map((m) => [m.source_id, m.display_name, m.email, titles[m.source_id] ?? m.title, m.department_source_id, m.status]),
   );
 }
 

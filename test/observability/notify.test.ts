@@ -15,6 +15,7 @@ import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
+import { staffRows, writeStaffCsv } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 import { getJson, until, type StatusRun } from '../daemon/support.js';
 import { captureContext } from '../helpers/cli.js';
@@ -44,8 +45,7 @@ describe('notify: webhooks', { timeout: 120_000 }, () => {
   let hangingSeen = 0;
   const held: ServerResponse[] = [];
   const SECRET = 'whsec-test-7d1f0c2a9b';
-  const writeCsv = (n: number, from = 0): void =>
-    writeFileSync(join(dir, 'staff.csv'), ['id,name,email', ...Array.from({ length: n - from }, (_, k) => `m${k + from},Member ${k + from},m${k + from}@acme.test`)].join('\n') + '\n');
+  const writeStaff = (n: number, from = 0): void => void writeStaffCsv(join(dir, 'staff.csv'), staffRows(n, from));
 
   beforeAll(async () => {
     good = await listen((req, res) => {
@@ -66,7 +66,7 @@ describe('notify: webhooks', { timeout: 120_000 }, () => {
     emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
     dir = tempDir('orgsync-notify-');
     writeFileSync(join(dir, 'hook.secret'), `${SECRET}\n`);
-    writeCsv(10);
+    writeStaff(10);
     writeFileSync(
       join(dir, 'orgsync.yaml'),
       `platform:
@@ -120,7 +120,7 @@ notify:
 
   it('refused -> refused + pending_approval (signed json) and a slack summary; then recovered; a dead webhook delays nothing', async () => {
     await finishedRuns(1);
-    writeCsv(10, 5);
+    writeStaff(10, 5);
     expect(scheduler.tick()).toBe(true);
     const [refused] = await finishedRuns(2);
     expect(refused).toMatchObject({ result: 'guard' });
@@ -145,7 +145,7 @@ notify:
     expect(text).toContain('planned 5 (create 0, update 0, remove 5), applied 0, failed 0, quarantined 0, blocked 0');
     expect(slack.headers['x-orgsync-signature']).toBeUndefined();
 
-    writeCsv(10);
+    writeStaff(10);
     expect(scheduler.tick()).toBe(true);
     const [recovered] = await finishedRuns(3);
     expect(recovered).toMatchObject({ result: 'success' });

@@ -12,6 +12,7 @@ import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
 import { cli, writeCalls } from '../helpers/cli.js';
+import { writeStaffCsv } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
 let emulator: TestEmulator;
@@ -19,7 +20,7 @@ let dir: string;
 let config: string;
 
 const rows = Array.from({ length: 10 }, (_, i) => [`m${i}`, `Member ${i}`, `m${i}@acme.test`]);
-const writeCsv = (ids: number[]): void => writeFileSync(join(dir, 'staff.csv'), ['id,name,email', ...ids.map((i) => rows[i]!.join(','))].join('\n') + '\n');
+const writeStaff = (ids: number[]): void => void writeStaffCsv(join(dir, 'staff.csv'), ids.map((i) => rows[i]!));
 const writeConfig = (approve: string[] = []): void =>
   writeFileSync(
     config,
@@ -56,7 +57,7 @@ beforeEach(async () => {
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
   dir = tempDir('orgsync-approvals-');
   config = join(dir, 'orgsync.yaml');
-  writeCsv(range(10));
+  writeStaff(range(10));
   writeConfig();
   expect((await cli('sync', '--config', config)).code).toBe(0);
 });
@@ -67,7 +68,7 @@ afterEach(async () => {
 
 describe('approvals by config (sync.approve)', () => {
   it('threshold trips -> pending digest -> sync.approve -> exactly the reviewed removals; used twice -> refused', async () => {
-    writeCsv(range(10, 4)); // m0..m3 leave: 4 removals over max_count 2
+    writeStaff(range(10, 4)); // m0..m3 leave: 4 removals over max_count 2
     const before = await writeCalls(emulator);
     const refused = await cli('sync', '--config', config);
     expect(refused.code).toBe(3);
@@ -117,7 +118,7 @@ describe('approvals by config (sync.approve)', () => {
     expect(JSON.parse(run.summary)).toMatchObject({ approval: { digest, state: 'used' }, applied: { members: { remove: 4 } } });
 
     // Another mass removal later: the old approval listed in sync.approve is refused (used once).
-    writeCsv([7, 8, 9]);
+    writeStaff([7, 8, 9]);
     const again = await cli('sync', '--config', config);
     expect(again.code).toBe(3);
     expect(again.stderr).toContain(`approval ${digest} was already used by run ${usedList.approvals[0]!.used_by_run} at`);
@@ -126,9 +127,9 @@ describe('approvals by config (sync.approve)', () => {
   });
 
   it('a source changed between review and approval -> refused, says what changed, saved under a new digest', async () => {
-    writeCsv(range(10, 4));
+    writeStaff(range(10, 4));
     const first = digestIn((await cli('sync', '--config', config)).stderr);
-    writeCsv(range(10, 5)); // one more leaves after the review
+    writeStaff(range(10, 5)); // one more leaves after the review
     writeConfig([first]);
     const before = await writeCalls(emulator);
     const refused = await cli('sync', '--config', config);

@@ -12,6 +12,7 @@ import type { PlatformMember } from '../../src/domain/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { ADMIN } from '../e2e/harness.js';
 import { cli, writeCalls } from '../helpers/cli.js';
+import { writeStaffCsv } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
 let emulator: TestEmulator;
@@ -104,7 +105,7 @@ sources:
 });
 
 describe('config scope guard', () => {
-  const writeCsv = (name: string, rows: string[][]): void => writeFileSync(join(dir, name), ['id,name,email', ...rows.map((r) => r.join(','))].join('\n') + '\n');
+  const writeMembers = (name: string, rows: string[][]): void => void writeStaffCsv(join(dir, name), rows);
   const source = (name: string, file: string): string => `  - name: ${name}
     type: csv
     members: { file: ${file}, fields: { id: id, display_name: name, email: email } }
@@ -116,13 +117,13 @@ describe('config scope guard', () => {
   };
 
   beforeEach(() => {
-    writeCsv('staff.csv', [
+    writeMembers('staff.csv', [
       ['s1', 'Sam One', 's1@acme.test'],
       ['s2', 'Sue Two', 's2@acme.test'],
       ['s3', 'Sid Three', 's3@acme.test'],
       ['s4', 'Sal Four', 's4@acme.test'],
     ]);
-    writeCsv('contractors.csv', [['c1', 'Cat One', 'c1@acme.test']]);
+    writeMembers('contractors.csv', [['c1', 'Cat One', 'c1@acme.test']]);
   });
 
   it('a config change that drops a source stops the run (exit 3, nothing written) until --accept-scope-change', async () => {
@@ -161,7 +162,7 @@ describe('config scope guard', () => {
 describe('shrink guard through the CLI', () => {
   it('a 30% smaller CSV export: plan and sync exit 3 with the reason, nothing written; --allow-source-shrink applies it', async () => {
     const rows = Array.from({ length: 10 }, (_, i) => [`m${i}`, `Member ${i}`, `m${i}@acme.test`]);
-    const write = (n: number): void => writeFileSync(join(dir, 'staff.csv'), ['id,name,email', ...rows.slice(0, n).map((r) => r.join(','))].join('\n') + '\n');
+    const write = (n: number): void => void writeStaffCsv(join(dir, 'staff.csv'), rows.slice(0, n));
     const config = join(dir, 'orgsync.yaml');
     writeFileSync(
       config,
@@ -191,7 +192,7 @@ describe('shrink guard through the CLI', () => {
 describe('grace period through the CLI', () => {
   it('with removal_grace { runs: 2 }: a member gone from the export stays one run (exit 0, in sync for --detailed-exitcode), then goes', async () => {
     const rows = Array.from({ length: 5 }, (_, i) => [`g${i}`, `Grace ${i}`, `g${i}@acme.test`]);
-    const write = (n: number): void => writeFileSync(join(dir, 'staff.csv'), ['id,name,email', ...rows.slice(0, n).map((r) => r.join(','))].join('\n') + '\n');
+    const write = (n: number): void => void writeStaffCsv(join(dir, 'staff.csv'), rows.slice(0, n));
     const config = join(dir, 'orgsync.yaml');
     writeFileSync(
       config,
