@@ -27,7 +27,7 @@ export function buildDesiredState(batches: SourceBatch[]): DesiredState {
   const deps = mergeEntity<DesiredDepartment>('departments', batches, (b) => b.departments);
   const pos = mergeEntity<DesiredPosition>('positions', batches, (b) => b.positions);
   const mem = mergeEntity<SourceMember>('members', batches, (b) => b.members);
-  quarantine.push(...deps.quarantine, ...pos.quarantine, ...mem.quarantine);
+  for (const list of [deps.quarantine, pos.quarantine, mem.quarantine]) for (const q of list) quarantine.push(q);
 
   // Names are required after the merge (one source may have the name, another the contact details).
   const named = <T extends { source_id: string; origin?: { source: string; location: string } }>(entity: 'departments' | 'positions' | 'members', field: string, records: T[], get: (r: T) => string) =>

@@ -58,7 +58,8 @@ export function inspectStateDb(db: Database.Database, file: string, list: readon
     if (err instanceof OrgsyncError) throw err;
     throw bad((err as Error).message, err);
   }
-  const latest = Math.max(0, ...list.map((m) => m.version));
+  let latest = 0;
+  for (const m of list) latest = Math.max(latest, m.version);
   if (version === 0) throw bad('it has no orgsync schema version (PRAGMA user_version is 0)');
   if (version > latest) throw bad(`its schema version ${version} is newer than this orgsync knows (${latest}); restore it with a newer orgsync`);
   const missing = list.filter((m) => m.version <= version).flatMap(tablesOf).filter((t) => !tables.has(t));

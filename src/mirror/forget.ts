@@ -67,7 +67,7 @@ function personalValues(db: Database.Database, target: ForgetTarget): string[] {
   const values = new Set<string>();
   const ids = [...target.platformIds];
   if (ids.length > 0) {
-    for (const raw of db.prepare(`SELECT raw FROM mirror_members WHERE account_id IN (${inList(ids.length)})`).pluck().all(...ids) as string[]) {
+    for (const raw of db.prepare(`SELECT raw FROM mirror_members WHERE account_id IN (${inList(ids.length)})`).pluck().all(ids) as string[]) {
       const m = JSON.parse(raw) as Record<string, unknown>;
       for (const f of PERSONAL_MEMBER_FIELDS) if (typeof m[f] === 'string') values.add(m[f]);
     }
@@ -92,7 +92,7 @@ function historyRows(db: Database.Database, target: ForgetTarget, column: string
   const p = [...target.platformIds];
   const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
   if (where === '') return [];
-  return db.prepare(`SELECT ${column} FROM record_history WHERE entity = 'members' AND (${where})`).pluck().all(...s, ...p);
+  return db.prepare(`SELECT ${column} FROM record_history WHERE entity = 'members' AND (${where})`).pluck().all(s.concat(p));
 }
 
 /** Replaces every value in `columns` of `table`; returns the rows changed. */
@@ -126,7 +126,7 @@ function forgetInHistory(db: Database.Database, target: ForgetTarget, now: numbe
   const s = [...target.sourceIds];
   const p = [...target.platformIds];
   const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
-  const n = where === '' ? 0 : db.prepare(`UPDATE record_history SET description = '${FORGOTTEN}', fields = '{}', message = NULL WHERE entity = 'members' AND (${where})`).run(...s, ...p).changes;
+  const n = where === '' ? 0 : db.prepare(`UPDATE record_history SET description = '${FORGOTTEN}', fields = '{}', message = NULL WHERE entity = 'members' AND (${where})`).run(s.concat(p)).changes;
   db.prepare(
     `INSERT INTO record_history (at, entity, source_id, platform_id, run_id, trigger, op, description, fields, result, message, approval_digest)
      VALUES (?, 'members', ?, ?, ?, 'forget', 'forget', 'personal data forgotten', '{}', 'forgotten', NULL, NULL)`,
@@ -159,8 +159,8 @@ export function forgetPerson(db: Database.Database, target: ForgetTarget, now: n
     for (const ph of phones) phoneCache += db.prepare('DELETE FROM phone_cache WHERE e164 = ? OR raw = ?').run(ph, ph).changes;
     const s = [...target.sourceIds];
     if (s.length > 0) {
-      db.prepare(`UPDATE pending_creates SET contact = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(...s);
-      db.prepare(`UPDATE adoption_log SET detail = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(...s);
+      db.prepare(`UPDATE pending_creates SET contact = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(s);
+      db.prepare(`UPDATE adoption_log SET detail = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(s);
     }
     return { values: values.length, mirrorMembers, historyEntries, runs, approvals: approvals.size, approvalsWithdrawn, phoneCache };
   });

@@ -162,11 +162,11 @@ export class RecordHistory {
     const params: unknown[] = [];
     if (keys.sourceIds.length > 0) {
       conds.push(`source_id IN (${keys.sourceIds.map(() => '?').join(', ')})`);
-      params.push(...keys.sourceIds);
+      for (const id of keys.sourceIds) params.push(id);
     }
     if (keys.platformIds.length > 0) {
       conds.push(`platform_id IN (${keys.platformIds.map(() => '?').join(', ')})`);
-      params.push(...keys.platformIds);
+      for (const id of keys.platformIds) params.push(id);
     }
     if (conds.length === 0) return [];
     let sql = `SELECT * FROM record_history WHERE (${conds.join(' OR ')})`;
@@ -176,7 +176,7 @@ export class RecordHistory {
     }
     sql += ' ORDER BY at DESC, seq DESC';
     if (options.limit !== undefined) sql += ` LIMIT ${Math.max(0, Math.floor(options.limit))}`;
-    return (this.db.prepare(sql).all(...params) as Row[]).map(toEntry);
+    return (this.db.prepare(sql).all(params) as Row[]).map(toEntry);
   }
 
   /** Deletes entries older than `before` (ms epoch); returns how many. */

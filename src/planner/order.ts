@@ -139,7 +139,7 @@ export function orderDepartmentDeletes(input: DeleteInput, warnings: PlanWarning
       const cd = input.byId.get(c);
       blockers.push(`department "${cd?.path ?? c}"`);
     }
-    blockers.push(...(input.staying.get(d.id) ?? []));
+    for (const member of input.staying.get(d.id) ?? []) blockers.push(member);
     if (blockers.length > 0) {
       kept.add(d.id);
       warnings.push({

@@ -213,7 +213,8 @@ function checkHeader(source: CsvSourceConfig, entity: EntityKind, where: string,
 
 /** Without a header, columns are named by number from 1: as many as the highest the mapping reads. */
 function numberedColumns(source: CsvSourceConfig, entity: EntityKind, where: string, collector: SourceCollector): Map<string, number> {
-  const max = Math.max(0, ...collector.fieldNames(entity).map(Number).filter(Number.isInteger));
+  let max = 0;
+  for (const n of collector.fieldNames(entity).map(Number)) if (Number.isInteger(n)) max = Math.max(max, n);
   const index = new Map(Array.from({ length: max }, (_, i) => [String(i + 1), i] as [string, number]));
   for (const n of collector.fieldNames(entity)) if (!index.has(n)) throw sourceUnreadable(source.name, `${where}: without a header, map columns by number ("1", "2", ...), not "${n}"`);
   return index;
