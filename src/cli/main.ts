@@ -116,7 +116,10 @@ export async function main(argv: string[], outerCtx: CliContext): Promise<number
       return EXIT.USAGE;
     }
     if (isOrgsyncError(err)) {
-      ctx.stderr.write(`orgsync: ${oneLine(err)}\n`);
+      // An error of several problems (every issue of a config file) prints one line per problem, in every command.
+      const issues = err.details?.issues;
+      const lines = Array.isArray(issues) && issues.length > 0 ? (issues as unknown[]).map(String) : [oneLine(err)];
+      for (const line of lines) ctx.stderr.write(`orgsync: ${line}\n`);
       return err.exitCode;
     }
     ctx.stderr.write(`orgsync: internal error: ${oneLine(err)}\n`);

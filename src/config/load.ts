@@ -1,10 +1,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { OrgsyncError } from '../shared/errors.js';
 import { registerSecrets } from '../shared/redact.js';
 import { expandPresets } from './presets/index.js';
 import { configSchema, type Config } from './schema.js';
+import { schemaKeysAt, yamlLocator } from './locate.js';
 import { formatPath, formatZodIssues } from './zod-errors.js';
 
 /**
@@ -42,8 +43,10 @@ interface LoadContext {
   env: Record<string, string | undefined>;
   /** false: leave platform.api_key / api_key_file / api_keys out (commands that never call the platform, e.g. sources check). */
   platformSecrets: boolean;
-  /** Unreadable or empty `*_file` secrets, reported together after the walk. */
-  secretProblems: string[];
+  /** Unreadable or empty `*_file` secrets (the secret's path, the message line), reported together after the walk. */
+  secretProblems: { secret: (string | number)[]; line: string }[];
+  /** `file:line:col` of a key path (./locate.ts), the start of every config error's line. */
+  locate: (path: readonly PropertyKey[]) => string;
   dir: string;
   file: string;
   secrets: Set<string>;
@@ -97,7 +100,7 @@ function interpolate(value: string, path: (string | number)[], ctx: LoadContext,
     const v = ctx.env[name!];
     if (v === undefined || v === '') {
       if (fallback !== undefined) return fallback;
-      throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath(path)}: environment variable ${name} is not set`);
+      throw new OrgsyncError('CONFIG_INVALID', `${ctx.locate(path)}: ${formatPath(path)}: environment variable ${name} is not set`);
     }
     registerEnvValue(v, isSecret, ctx);
     return v;
@@ -113,9 +116,9 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
       const base = key.endsWith('_file') ? key.slice(0, -5) : undefined;
       if (!ctx.platformSecrets && path.length === 1 && path[0] === 'platform' && (SECRET_KEYS.has(base ?? key) || key === 'api_keys')) continue;
       if (base !== undefined && isSecretKey(path, base)) {
-        if (typeof value !== 'string') throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: expected a file path`);
+        if (typeof value !== 'string') throw new OrgsyncError('CONFIG_INVALID', `${ctx.locate([...path, key])}: ${formatPath([...path, key])}: expected a file path`);
         if ((node as Record<string, unknown>)[base] !== undefined) {
-          throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: give either ${base} or ${key}, not both`);
+          throw new OrgsyncError('CONFIG_INVALID', `${ctx.locate([...path, key])}: ${formatPath([...path, key])}: give either ${base} or ${key}, not both`);
         }
         const filePath = interpolate(value, [...path, key], ctx, false);
         const abs = isAbsolute(filePath) ? filePath : resolve(ctx.dir, filePath);
@@ -124,11 +127,11 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
           secret = readFileSync(abs, 'utf8').replace(/\r?\n$/, '');
         } catch (err) {
           // Collected, so that every unreadable secret file of every source is reported at once.
-          ctx.secretProblems.push(`${formatPath([...path, key])}: cannot read secret file ${abs}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          ctx.secretProblems.push({ secret: [...path, base], line: `${ctx.locate([...path, key])}: ${formatPath([...path, key])}: cannot read secret file ${abs}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
           continue;
         }
         if (secret === '') {
-          ctx.secretProblems.push(`${formatPath([...path, key])}: secret file ${abs} is empty`);
+          ctx.secretProblems.push({ secret: [...path, base], line: `${ctx.locate([...path, key])}: ${formatPath([...path, key])}: secret file ${abs} is empty` });
           continue;
         }
         ctx.secrets.add(secret);
@@ -140,7 +143,7 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
       if (SECRET_KEYS.has(key) && path.includes('auth') && typeof value === 'string' && value.length > 1 && !/\$\{[A-Za-z_]/.test(value)) {
         // auth: secrets come from the environment or a file only, never written into the config itself (a one-character
         // placeholder password, BambooHR's "x" beside an API key user name, is not a secret).
-        throw new OrgsyncError('CONFIG_INVALID', `${ctx.file}: ${formatPath([...path, key])}: give the secret from the environment ("\${VAR}") or a file (${key}_file), not in the config`);
+        throw new OrgsyncError('CONFIG_INVALID', `${ctx.locate([...path, key])}: ${formatPath([...path, key])}: give the secret from the environment ("\${VAR}") or a file (${key}_file), not in the config`);
       }
       const secretish = inSecret || isSecretKey(path, key) || key === 'headers';
       const v = walk(value, [...path, key], ctx, secretish);
@@ -165,7 +168,8 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   const abs = resolve(file);
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > CONFIG_LIMITS.maxBytes) throw tooLarge(abs, bytes);
-  const doc = parseDocument(text, { prettyErrors: true });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, lineCounter });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const line = e.linePos?.[0];
@@ -190,7 +194,7 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: the config must be a YAML mapping`);
   }
-  const ctx: LoadContext = { env, platformSecrets: options.platformSecrets ?? true, secretProblems: [], dir: dirname(abs), file: abs, secrets: new Set(), keyOrigins: {} };
+  const ctx: LoadContext = { env, platformSecrets: options.platformSecrets ?? true, secretProblems: [], locate: yamlLocator(doc, lineCounter, abs), dir: dirname(abs), file: abs, secrets: new Set(), keyOrigins: {} };
   const interpolated = walk(raw, [], ctx, false) as Record<string, unknown>;
   // Presets are config fragments under the source's own keys: expanded before validation, so errors name real keys.
   if ('sources' in interpolated) interpolated.sources = expandPresets(interpolated.sources);
@@ -199,17 +203,16 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   // reportInput: zod 4 keeps the offending input on issues only when asked; formatZodIssues needs it to tell
   // a missing value ("required") from a wrong one. Messages never print the input itself (it may be a secret).
   const result = configSchema.safeParse(interpolated, { reportInput: true });
-  // Every problem at once: unreadable secret files first, then the schema's issues (a secret left out may add a
-  // "required" issue for the same key, which says nothing new).
-  const issues = result.success ? [] : formatZodIssues(result.error).filter((l) => !ctx.secretProblems.some((p) => l.startsWith(`${p.split(': ')[0]!.replace(/_file$/, '')}: required`)));
+  // Every problem at once, one line each starting with the file's line:column: unreadable secret files first, then
+  // the schema's issues (a secret left out may add a "required" issue for the same key, which says nothing new).
+  const context = { locate: ctx.locate, allowedKeys: (path: readonly PropertyKey[]) => schemaKeysAt(configSchema, path, interpolated) };
+  const unread = new Set(ctx.secretProblems.map((p) => formatPath(p.secret)));
+  const issues = result.success ? [] : formatZodIssues({ issues: result.error.issues.filter((i) => !(unread.has(formatPath(i.path)) && i.code === 'invalid_type')) }, 10, context);
   if (ctx.secretProblems.length > 0) {
-    const lines = [...ctx.secretProblems, ...issues];
-    throw new OrgsyncError('SECRET_UNREADABLE', `${abs}: ${lines.join('; ')}`, { details: { issues: lines } });
+    const lines = [...ctx.secretProblems.map((p) => p.line), ...issues];
+    throw new OrgsyncError('SECRET_UNREADABLE', lines.join('\n'), { details: { issues: lines } });
   }
-  if (!result.success) {
-    const lines = issues;
-    throw new OrgsyncError('CONFIG_INVALID', `${abs}: ${lines.join('; ')}`, { details: { issues: lines } });
-  }
+  if (!result.success) throw new OrgsyncError('CONFIG_INVALID', issues.join('\n'), { details: { issues } });
   const config: Config = { ...result.data, platform: { ...result.data.platform, key_origins: ctx.keyOrigins }, meta: { file: abs, dir: ctx.dir, secrets: [...ctx.secrets] } };
   return deepFreeze(config);
 }

@@ -95,7 +95,7 @@ describe('config messages name the cause and the setting', () => {
     writeFileSync(cfg, 'platform:\n  base_url: http://127.0.0.1:1\nsources:\n  - name: hr\n    type: csv\n    members:\n      file: m.csv\n      fields: { display_name: n }\n');
     const r = await cli(['config', 'validate', '--config', cfg]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`orgsync: ${cfg}: sources[0].members.fields.id: required (map id to the column, attribute or JSON path that holds it)\n`);
+    expect(r.stderr).toBe(`orgsync: ${cfg}:8:7: sources[0].members.fields.id: required (map id to the column, attribute or JSON path that holds it)\n`);
   });
 
   it('config validate checks every file the config names and reports every problem of every source', async () => {
@@ -111,8 +111,8 @@ describe('config messages name the cause and the setting', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
-      `orgsync: ${cfg}: sources[0].members.file: cannot read ${join(dir, 'm.csv')}: ENOENT\n` +
-        `orgsync: ${cfg}: sources[1].ca_file: cannot read ${join(dir, 'ca.pem')}: ENOENT\n`,
+      `orgsync: ${cfg}:7:7: sources[0].members.file: cannot read ${join(dir, 'm.csv')}: ENOENT\n` +
+        `orgsync: ${cfg}:13:5: sources[1].ca_file: cannot read ${join(dir, 'ca.pem')}: ENOENT\n`,
     );
   });
 
@@ -128,8 +128,8 @@ describe('config messages name the cause and the setting', () => {
     const r = await cli(['config', 'validate', '--config', cfg]);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      `orgsync: ${cfg}: sources[0].bind_password_file: cannot read secret file ${join(dir, 'pw')}: ENOENT\n` +
-        `orgsync: ${cfg}: sources[1].members.fields.id: required (map id to the column, attribute or JSON path that holds it)\n`,
+      `orgsync: ${cfg}:9:5: sources[0].bind_password_file: cannot read secret file ${join(dir, 'pw')}: ENOENT\n` +
+        `orgsync: ${cfg}:15:7: sources[1].members.fields.id: required (map id to the column, attribute or JSON path that holds it)\n`,
     );
   });
 

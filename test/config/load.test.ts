@@ -15,7 +15,7 @@ describe('config loader', () => {
   });
 
   it('names the variable and the path when an env var is missing', () => {
-    expect(() => parseConfig(`${base}  api_key: \${NOPE_KEY}\n`, '/c.yaml', {})).toThrow('/c.yaml: platform.api_key: environment variable NOPE_KEY is not set');
+    expect(() => parseConfig(`${base}  api_key: \${NOPE_KEY}\n`, '/c.yaml', {})).toThrow('/c.yaml:3:3: platform.api_key: environment variable NOPE_KEY is not set');
   });
 
   it('reads *_file secrets relative to the config folder', () => {

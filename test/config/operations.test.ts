@@ -71,14 +71,14 @@ describe('operations config blocks', () => {
   });
 
   it.each([
-    ['schedule: "61 * * * *"\n', '/c.yaml: schedule: invalid cron expression "61 * * * *": minute: 61 is a invalid expression for minute'],
-    ['schedule: every hour\n', '/c.yaml: schedule: invalid cron expression "every hour": expression: expected 5 or 6 fields but got 2'],
-    ['timezone: Mars/Olympus\n', '/c.yaml: timezone: unknown time zone (use an IANA name such as UTC or Europe/Berlin)'],
-    ['metrics:\n  listen: localhost\n', '/c.yaml: metrics.listen: expected host:port (e.g. 0.0.0.0:9464), or "" to turn the listener off'],
-    ['metrics:\n  pushgateway_url: ftp://x\n', '/c.yaml: metrics.pushgateway_url: '],
-    ['metrics:\n  port: 1\n', '/c.yaml: metrics.port: unknown key'],
-    ['log:\n  level: loud\n', '/c.yaml: log.level: Invalid option: expected one of "trace"|"debug"|"info"|"warn"|"error"|"fatal"|"silent"'],
-    ['log:\n  format: xml\n', '/c.yaml: log.format: Invalid option: expected one of "auto"|"json"|"pretty"'],
+    ['schedule: "61 * * * *"\n', '/c.yaml:3:1: schedule: invalid cron expression "61 * * * *": minute: 61 is a invalid expression for minute'],
+    ['schedule: every hour\n', '/c.yaml:3:1: schedule: invalid cron expression "every hour": expression: expected 5 or 6 fields but got 2'],
+    ['timezone: Mars/Olympus\n', '/c.yaml:3:1: timezone: unknown time zone (use an IANA name such as UTC or Europe/Berlin)'],
+    ['metrics:\n  listen: localhost\n', '/c.yaml:4:3: metrics.listen: expected host:port (e.g. 0.0.0.0:9464), or "" to turn the listener off'],
+    ['metrics:\n  pushgateway_url: ftp://x\n', '/c.yaml:4:3: metrics.pushgateway_url: '],
+    ['metrics:\n  port: 1\n', '/c.yaml:4:3: metrics.port: unknown key'],
+    ['log:\n  level: loud\n', '/c.yaml:4:3: log.level: Invalid option: expected one of "trace"|"debug"|"info"|"warn"|"error"|"fatal"|"silent"'],
+    ['log:\n  format: xml\n', '/c.yaml:4:3: log.format: Invalid option: expected one of "auto"|"json"|"pretty"'],
   ])('rejects %j with an exact message', (block, message) => {
     expect(() => parseConfig(`${base}${block}`, '/c.yaml', {})).toThrow(message);
   });
@@ -93,14 +93,14 @@ describe('orgsync config', () => {
     expect(r.out).toContain('sources: hr (csv), hris (hris-json)');
   });
 
-  it('validate: one line naming file, path and problem, exit 2', async () => {
+  it('validate: one line naming file, line:column, path and problem, exit 2', async () => {
     const dir = tempDir('orgsync-cfgcli-');
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, `${base}schedule: "5 25 * * *"\n`);
     const r = await cli(['config', 'validate', '--config', file]);
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
-    expect(r.err).toBe(`orgsync: ${file}: schedule: invalid cron expression "5 25 * * *": hour: 25 is a invalid expression for hour\n`);
+    expect(r.err).toBe(`orgsync: ${file}:3:1: schedule: invalid cron expression "5 25 * * *": hour: 25 is a invalid expression for hour\n`);
   });
 
   it('validate: a missing file is exit 2 with its path', async () => {
@@ -121,7 +121,7 @@ describe('orgsync config', () => {
     writeFileSync(file, `${base}  api_key: \${ORGSYNC_API_KEY}\n`);
     const r = await cli(['config', 'validate', '--config', file], {});
     expect(r.code).toBe(2);
-    expect(r.err).toBe(`orgsync: ${file}: platform.api_key: environment variable ORGSYNC_API_KEY is not set\n`);
+    expect(r.err).toBe(`orgsync: ${file}:3:3: platform.api_key: environment variable ORGSYNC_API_KEY is not set\n`);
   });
 
   it('schema: prints the JSON Schema with every block and the *_file secret forms', async () => {

@@ -98,16 +98,16 @@ describe('orgsync daemon end to end against the emulator (in-process, injected s
 
 describe('orgsync daemon config errors', () => {
   it.each([
-    ['schedule: "every 5 minutes"\n', 'schedule: invalid cron expression "every 5 minutes": expression: expected 5 or 6 fields but got 3'],
-    ['timezone: Europe/Atlantis\n', 'timezone: unknown time zone (use an IANA name such as UTC or Europe/Berlin)'],
-    ['metrics:\n  listen: nine-four-six-four\n', 'metrics.listen: expected host:port (e.g. 0.0.0.0:9464), or "" to turn the listener off'],
+    ['schedule: "every 5 minutes"\n', '4:1: schedule: invalid cron expression "every 5 minutes": expression: expected 5 or 6 fields but got 3'],
+    ['timezone: Europe/Atlantis\n', '4:1: timezone: unknown time zone (use an IANA name such as UTC or Europe/Berlin)'],
+    ['metrics:\n  listen: nine-four-six-four\n', '5:3: metrics.listen: expected host:port (e.g. 0.0.0.0:9464), or "" to turn the listener off'],
   ])('rejects %j with exit 2 and one line', async (block, message) => {
     const dir = demoWorkspace({ url: 'http://127.0.0.1:9' });
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, `platform:\n  base_url: http://127.0.0.1:9\n  api_key: ${DEMO_KEY}\n${block}`);
     const cap = captureContext();
     expect(await main(['daemon', '--config', file], cap.ctx)).toBe(2);
-    expect(cap.out.stderr).toBe(`orgsync: ${file}: ${message}\n`);
+    expect(cap.out.stderr).toBe(`orgsync: ${file}:${message}\n`);
     expect(cap.out.stdout).toBe('');
   });
 
@@ -118,7 +118,7 @@ describe('orgsync daemon config errors', () => {
     const dir = demoWorkspace({ url: 'http://127.0.0.1:9', apiKeyLine: 'api_key: ${ORGSYNC_API_KEY}' });
     cap = captureContext();
     expect(await main(['daemon', '--config', join(dir, 'orgsync.yaml')], cap.ctx)).toBe(2);
-    expect(cap.out.stderr).toBe(`orgsync: ${join(dir, 'orgsync.yaml')}: platform.api_key: environment variable ORGSYNC_API_KEY is not set\n`);
+    expect(cap.out.stderr).toBe(`orgsync: ${join(dir, 'orgsync.yaml')}:3:3: platform.api_key: environment variable ORGSYNC_API_KEY is not set\n`);
   });
 
   it('--help shows examples for daemon and demo', async () => {

@@ -95,13 +95,13 @@ describe('orgsync sources check', () => {
     const file = configFile(`  - name: hr\n    type: csv\n    members:\n      file: m.csv\n      fields: { id: a, display_name: b, emial: c }\n`);
     const r = await cli(['sources', 'check', '--config', file]);
     expect(r.code).toBe(2);
-    expect(r.err).toBe(`orgsync: ${file}: sources[0].members.fields.emial: unknown key\n`);
+    expect(r.err).toBe(`orgsync: ${file}:10:41: sources[0].members.fields.emial: unknown key; did you mean \`email\`?\n`);
   });
 
   it('exits 2 on an unknown source type', async () => {
     const file = configFile(`  - name: hr\n    type: xml\n`);
     const r = await cli(['sources', 'check', '--config', file]);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(new RegExp(`^orgsync: ${file.replace(/[.]/g, '\\.')}: sources\\[0\\]\\.type: `));
+    expect(r.err).toMatch(new RegExp(`^orgsync: ${file.replace(/[.]/g, '\\.')}:7:5: sources\\[0\\]\\.type: `));
   });
 });

@@ -199,7 +199,7 @@ describe('basic and bearer', () => {
   it('a secret written into the config is refused when the config is loaded', () => {
     const text = (auth: string) => `platform: { base_url: "http://127.0.0.1:1", api_key: k }\nsources:\n  - name: hr\n    type: hris-json\n    auth: ${auth}\n    members: { url: "http://127.0.0.1:1/x", fields: { id: id, display_name: name } }\n`;
     expect(() => parseConfig(text('{ type: bearer, token: abcdef }'), '/etc/orgsync.yaml', {})).toThrow(
-      '/etc/orgsync.yaml: sources[0].auth.token: give the secret from the environment ("${VAR}") or a file (token_file), not in the config',
+      '/etc/orgsync.yaml:5:27: sources[0].auth.token: give the secret from the environment ("${VAR}") or a file (token_file), not in the config',
     );
     expect(() => parseConfig(text('{ type: oauth2-client-credentials, token_url: "https://login.example/t", client_id: c, client_secret: "${S}" }'), '/etc/orgsync.yaml', { S: 'from-env-1' })).not.toThrow();
     expect(() => parseConfig(text('{ type: basic, username: "${KEY}", password: x }'), '/etc/orgsync.yaml', { KEY: 'bamboo-key-1' })).not.toThrow();

@@ -1,37 +1,43 @@
 import type { Command } from 'commander';
 import { configJsonSchema } from '../../config/json-schema.js';
 import { accessSync, constants, statSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import { fileLocator } from '../../config/locate.js';
+import { formatPath } from '../../config/zod-errors.js';
 import { apiKeyShapeWarnings } from '../../config/platform.js';
 import type { Config } from '../../config/schema.js';
-import { EXIT, isOrgsyncError } from '../../shared/errors.js';
+import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 
 /**
  * Every file the config names that cannot be read: each source's `file`s, `ca_file` and any other `*_file` (secret
- * files are read while loading), as `sources[0].members.file: cannot read /abs/path: ENOENT`. URLs are not fetched.
+ * files are read while loading), as `c.yaml:7:7: sources[0].members.file: cannot read /abs/path: ENOENT` (the file's
+ * line and column of the key). URLs are not fetched.
  */
 export function missingFiles(cfg: Config): string[] {
   const problems: string[] = [];
-  const visit = (node: unknown, path: string): void => {
-    if (Array.isArray(node)) node.forEach((v, i) => visit(v, `${path}[${i}]`));
+  let locate: ((path: readonly PropertyKey[]) => string) | undefined;
+  const at = (path: (string | number)[]): string => {
+    locate ??= fileLocator(cfg.meta.file);
+    return `${locate(path)}: ${formatPath(path)}`;
+  };
+  const visit = (node: unknown, path: (string | number)[]): void => {
+    if (Array.isArray(node)) node.forEach((v, i) => visit(v, [...path, i]));
     else if (node && typeof node === 'object') {
       for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
-        const at = path === '' ? key : `${path}.${key}`;
         if (typeof value === 'string' && value !== '' && (key === 'file' || key.endsWith('_file'))) {
           const abs = resolveConfigPath(cfg, value);
           try {
             accessSync(abs, constants.R_OK);
-            if (statSync(abs).isDirectory()) problems.push(`${at}: ${abs} is a folder, not a file`);
+            if (statSync(abs).isDirectory()) problems.push(`${at([...path, key])}: ${abs} is a folder, not a file`);
           } catch (err) {
-            problems.push(`${at}: cannot read ${abs}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+            problems.push(`${at([...path, key])}: cannot read ${abs}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
           }
-        } else visit(value, at);
+        } else visit(value, [...path, key]);
       }
     }
   };
-  visit(cfg.sources, 'sources');
+  visit(cfg.sources, ['sources']);
   return problems;
 }
 
@@ -59,26 +65,18 @@ Examples:
   $ orgsync config validate --config config/orgsync.example.yaml
   $ ORGSYNC_API_KEY=ek_... orgsync config validate -c /etc/orgsync/orgsync.yaml
 
-An invalid file prints one line naming the file, the field path and the problem, e.g.
-  orgsync: /etc/orgsync/orgsync.yaml: sources[1].members.fields.id: required (map id to the column, attribute or JSON path that holds it)`,
+An invalid file prints one line per problem, naming the file, the line and column, the field path and the problem, e.g.
+  orgsync: /etc/orgsync/orgsync.yaml:23:7: sources[0].members.fileds: unknown key; did you mean \`fields\`?
+  orgsync: /etc/orgsync/orgsync.yaml:31:7: sources[1].members.fields.id: required (map id to the column, attribute or JSON path that holds it)`,
     )
     .action((opts: { config: string }) => {
       setResult(
         (async () => {
-          let cfg;
-          try {
-            cfg = loadConfig(opts.config, ctx.env);
-          } catch (err) {
-            // Every problem on its own line (the zod issues of every source, every unreadable secret file).
-            const issues = isOrgsyncError(err) ? (err.details?.issues as string[] | undefined) : undefined;
-            if (!isOrgsyncError(err) || !issues || issues.length < 2) throw err;
-            const file = resolve(opts.config);
-            for (const issue of issues) ctx.stderr.write(`orgsync: ${file}: ${issue}\n`);
-            return err.exitCode;
-          }
+          // A config error prints one line per problem, as in every command (src/cli/main.ts).
+          const cfg = loadConfig(opts.config, ctx.env);
           const missing = missingFiles(cfg);
           if (missing.length > 0) {
-            for (const m of missing) ctx.stderr.write(`orgsync: ${cfg.meta.file}: ${m}\n`);
+            for (const m of missing) ctx.stderr.write(`orgsync: ${m}\n`);
             return EXIT.USAGE;
           }
           // A key of the wrong shape still loads (the platform is the judge), but is named before it is used.
