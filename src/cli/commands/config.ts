@@ -43,7 +43,7 @@ export function registerConfigCommand(program: Command, ctx: CliContext, setResu
       'after',
       `
 Examples:
-  $ orgsync config validate --config /etc/orgsync/orgsync.yaml
+  $ orgsync config validate --config my-sync.yaml
   $ orgsync config schema > orgsync.schema.json   # then: # yaml-language-server: $schema=./orgsync.schema.json`,
     );
 
@@ -56,7 +56,7 @@ Examples:
       `
 Examples:
   $ orgsync config validate --config config/orgsync.example.yaml
-  $ ORGSYNC_API_KEY=ek_... orgsync config validate -c /etc/orgsync/orgsync.yaml
+  $ ORGSYNC_API_KEY=ek_... orgsync config validate -c my-sync.yaml
 
 An invalid file prints one line naming the file, the field path and the problem, e.g.
   orgsync: /etc/orgsync/orgsync.yaml: sources[1].members.fields.id: required (map id to the column, attribute or JSON path that holds it)`,
