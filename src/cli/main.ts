@@ -85,6 +85,19 @@ export async function main(argv: string[], outerCtx: CliContext): Promise<number
     .description('Keeps a tenant\'s organisation (departments, positions, members) on the platform in sync with HR truth.')
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Examples (the walkthrough of README.md "Sync your own tenant": my-sync.yaml reads the demo's HR data of config/demo/):
+  $ orgsync config validate --config my-sync.yaml
+  $ orgsync sources check --config my-sync.yaml
+  $ orgsync plan --config my-sync.yaml
+  $ orgsync sync --config my-sync.yaml
+  $ orgsync daemon --config my-sync.yaml   # runs until Ctrl-C
+
+Nothing to configure yet? \`orgsync demo\` (\`npm start\` in a checkout) syncs the demo data into an embedded emulator.
+Every command's --help has examples: orgsync plan --help.`,
+    )
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),

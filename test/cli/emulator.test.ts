@@ -120,6 +120,6 @@ describe('orgsync emulator (CLI)', () => {
   test('--help shows an example', () => {
     const r = spawnSync(process.execPath, [CLI, 'emulator', '--help'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('orgsync emulator --port 8080 --seed config/seed.example.yaml');
+    expect(r.stdout).toContain('  $ orgsync emulator --port 8080 --seed config/demo/seed.yaml   # runs until Ctrl-C (then exit 0)');
   });
 });

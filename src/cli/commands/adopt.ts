@@ -47,8 +47,8 @@ Exit codes: 0 done (or nothing to adopt), 1 failed, 2 config or usage error, or 
 more than one entity.
 
 Examples:
-  $ orgsync adopt --config orgsync.yaml --match email --dry-run
-  $ orgsync adopt --config orgsync.yaml --match third-id --entity departments`,
+  $ orgsync adopt --config my-sync.yaml --match email --dry-run
+  $ orgsync adopt --config my-sync.yaml --match third-id --entity departments`,
     )
     .action((opts: { config: string; match: AdoptMatch; entity?: EntityKind; dryRun?: boolean }) => {
       setResult(

@@ -34,8 +34,8 @@ since the plan was made, or a config/usage error), 3 the saved plan had been ref
 some records failed or quarantined.
 
 Examples:
-  $ orgsync plan  --config orgsync.yaml --out plan.json     # job 1: review plan.json
-  $ orgsync apply plan.json --config orgsync.yaml           # job 2, after approval`,
+  $ orgsync plan  --config my-sync.yaml --out plan.json     # job 1: review plan.json
+  $ orgsync apply plan.json --config my-sync.yaml           # job 2, after approval`,
     )
     .action((file: string, opts: { config: string; output: 'text' | 'json' }) => {
       setResult(

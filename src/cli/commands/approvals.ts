@@ -61,9 +61,9 @@ export function registerApprovalsCommand(program: Command, ctx: CliContext, setR
       'after',
       `
 Examples:
-  $ orgsync approvals list --config orgsync.yaml
-  $ orgsync approvals show sha256:4f1c2a9b7e0d --config orgsync.yaml --output html > review.html
-  $ orgsync approvals approve sha256:4f1c2a9b7e0d --config orgsync.yaml`,
+  $ orgsync approvals list --config my-sync.yaml
+  $ orgsync approvals show sha256:4f1c2a9b7e0d --config my-sync.yaml --output html > review.html   # a digest the list printed (exit 1: none such)
+  $ orgsync approvals approve sha256:4f1c2a9b7e0d --config my-sync.yaml                          # a digest the list printed (exit 1: none such)`,
     );
 
   approvals
@@ -71,7 +71,7 @@ Examples:
     .description('List the approvals of this sync, newest first: digest, guard, status (pending, approved, used, superseded), when, and the refusal.')
     .requiredOption('-c, --config <file>', 'config file (YAML); its state.path names the state DB')
     .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
-    .addHelpText('after', '\nExamples:\n  $ orgsync approvals list --config orgsync.yaml')
+    .addHelpText('after', '\nExamples:\n  $ orgsync approvals list --config my-sync.yaml')
     .action((opts: { config: string; output: 'text' | 'json' }) => {
       setResult(
         (async () => {
@@ -93,7 +93,7 @@ Examples:
     .argument('<digest>', 'the digest the refusal printed (sha256: + 12 hex)')
     .requiredOption('-c, --config <file>', 'config file (YAML); its state.path names the state DB')
     .addOption(new Option('-o, --output <format>', 'text, json or html').choices(['text', 'json', 'html']).default('text'))
-    .addHelpText('after', '\nExamples:\n  $ orgsync approvals show sha256:4f1c2a9b7e0d --config orgsync.yaml --output html > review.html')
+    .addHelpText('after', '\nExamples:\n  $ orgsync approvals show sha256:4f1c2a9b7e0d --config my-sync.yaml --output html > review.html   # a digest approvals list printed (exit 1: none such)')
     .action((digest: string, opts: { config: string; output: 'text' | 'json' | 'html' }) => {
       setResult(
         (async () => {
@@ -122,7 +122,7 @@ Examples:
       'after',
       `
 Examples:
-  $ orgsync approvals approve sha256:4f1c2a9b7e0d --config orgsync.yaml
+  $ orgsync approvals approve sha256:4f1c2a9b7e0d --config my-sync.yaml   # a digest approvals list printed (exit 1: none such)
 
 Exit codes: 0 approved, 1 no such approval, it was used or superseded already, or another process holds the lease,
 2 config or usage error.`,

@@ -50,7 +50,7 @@ export function registerConfigCommand(program: Command, ctx: CliContext, setResu
       'after',
       `
 Examples:
-  $ orgsync config validate --config /etc/orgsync/orgsync.yaml
+  $ orgsync config validate --config my-sync.yaml
   $ orgsync config schema > orgsync.schema.json   # then: # yaml-language-server: $schema=./orgsync.schema.json`,
     );
 
@@ -63,7 +63,7 @@ Examples:
       `
 Examples:
   $ orgsync config validate --config config/orgsync.example.yaml
-  $ ORGSYNC_API_KEY=ek_... orgsync config validate -c /etc/orgsync/orgsync.yaml
+  $ ORGSYNC_API_KEY=ek_... orgsync config validate -c my-sync.yaml
 
 An invalid file prints one line per problem, naming the file, the line and column, the field path and the problem, e.g.
   orgsync: /etc/orgsync/orgsync.yaml:23:7: sources[0].members.fileds: unknown key; did you mean \`fields\`?

@@ -349,8 +349,8 @@ export function registerDaemonCommand(program: Command, ctx: CliContext, setResu
       'after',
       `
 Examples:
-  $ orgsync daemon --config /etc/orgsync/orgsync.yaml
-  $ orgsync daemon -c orgsync.yaml --listen 127.0.0.1:9464
+  $ orgsync daemon --config my-sync.yaml                      # runs until Ctrl-C
+  $ orgsync daemon -c my-sync.yaml --listen 127.0.0.1:9464    # runs until Ctrl-C; meanwhile:
   $ curl -s localhost:9464/status      # the last runs and their summaries
   $ curl -s localhost:9464/metrics     # Prometheus metrics (orgsync_*)
 

@@ -43,10 +43,11 @@ export function registerDemoCommand(program: Command, ctx: CliContext, setResult
     .addHelpText(
       'after',
       `
+In a checkout, \`npm start\` builds and runs \`orgsync demo\`.
+
 Examples:
-  $ npm start                     # = orgsync demo (builds first)
   $ orgsync demo
-  $ orgsync demo --keep-running   # then: curl -H "Authorization: Bearer ek_demo_4f8a2c9e71b3d6054e2a" <url>/api/external/v1/org/departments`,
+  $ orgsync demo --keep-running   # runs until Ctrl-C; meanwhile: curl -H "Authorization: Bearer ek_demo_4f8a2c9e71b3d6054e2a" <url>/api/external/v1/org/departments`,
     )
     .action((opts: { keepRunning?: boolean }) => {
       setResult(runDemo(ctx, opts.keepRunning === true));

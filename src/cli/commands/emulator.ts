@@ -39,7 +39,7 @@ export function registerEmulatorCommand(program: Command, ctx: CliContext, setRe
     .option('--log-level <level>', 'log lines (to stderr) at this level and above', logLevel, 'warn')
     .addHelpText(
       'after',
-      '\nExample:\n  $ orgsync emulator --port 8080 --seed config/seed.example.yaml --admin-token secret\n' +
+      '\nExample:\n  $ orgsync emulator --port 8080 --seed config/demo/seed.yaml   # runs until Ctrl-C (then exit 0); the demo tenant, key ek_demo_4f8a2c9e71b3d6054e2a\n' +
         'Prints one line "orgsync emulator listening on http://HOST:PORT" when ready.\n',
     )
     .action((flags: EmulatorFlags) => {

@@ -27,8 +27,8 @@ Exit codes: 0 the record is known (owned, unowned or quarantined), 1 no record m
 2 config or usage error.
 
 Examples:
-  $ orgsync explain --config orgsync.yaml E1042
-  $ orgsync explain --config orgsync.yaml ann.lee@example.com`,
+  $ orgsync explain --config my-sync.yaml E1042
+  $ orgsync explain --config my-sync.yaml nadia.silva@demo-corp.test`,
     )
     .action((key: string, opts: { config: string }) => {
       setResult(

@@ -25,8 +25,8 @@ state.history_days (default 90) are pruned at the end of every run.
 Exit codes: 0 (also when nothing was recorded for the record), 2 config or usage error.
 
 Examples:
-  $ orgsync history --config orgsync.yaml E1042
-  $ orgsync history --config orgsync.yaml ann.lee@example.com --since 7d --output json`,
+  $ orgsync history --config my-sync.yaml E1042
+  $ orgsync history --config my-sync.yaml nadia.silva@demo-corp.test --since 7d --output json`,
     )
     .action((selector: string, opts: { config: string; since?: string; output: 'text' | 'json' }) => {
       setResult(

@@ -22,8 +22,8 @@ export function registerMirrorCommand(program: Command, ctx: CliContext, setResu
       'after',
       `
 Examples:
-  $ orgsync mirror status --config /etc/orgsync/orgsync.yaml
-  $ orgsync mirror refresh --config /etc/orgsync/orgsync.yaml --full`,
+  $ orgsync mirror status --config my-sync.yaml
+  $ orgsync mirror refresh --config my-sync.yaml --full`,
     );
 
   mirror
@@ -35,8 +35,8 @@ Examples:
       'after',
       `
 Examples:
-  $ orgsync mirror status --config /etc/orgsync/orgsync.yaml
-  $ orgsync mirror status -c orgsync.yaml --json | jq '.counts'`,
+  $ orgsync mirror status --config my-sync.yaml
+  $ orgsync mirror status -c my-sync.yaml --json | jq '.counts'`,
     )
     .action((opts: { config: string; json?: boolean }) => {
       setResult(
@@ -68,8 +68,8 @@ Examples:
       'after',
       `
 Examples:
-  $ orgsync mirror refresh --config /etc/orgsync/orgsync.yaml
-  $ orgsync mirror refresh --config /etc/orgsync/orgsync.yaml --full`,
+  $ orgsync mirror refresh --config my-sync.yaml
+  $ orgsync mirror refresh --config my-sync.yaml --full`,
     )
     .action((opts: { config: string; full?: boolean }) => {
       setResult(

@@ -53,10 +53,10 @@ source shrink, scope change, state_lost: the state DB was lost while the platfor
 5 changes pending or source records blocked (only with --detailed-exitcode).
 
 Examples:
-  $ orgsync plan --config /etc/orgsync/orgsync.yaml
-  $ orgsync plan --config orgsync.yaml --output json > plan.json
-  $ orgsync plan --config orgsync.yaml --out plan.json     # review it, then: orgsync apply plan.json --config orgsync.yaml
-  $ orgsync plan --config orgsync.yaml --output html --out plan.html`,
+  $ orgsync plan --config my-sync.yaml
+  $ orgsync plan --config my-sync.yaml --output json > plan.json
+  $ orgsync plan --config my-sync.yaml --out plan.json     # review it, then: orgsync apply plan.json --config my-sync.yaml
+  $ orgsync plan --config my-sync.yaml --output html --out plan.html`,
     )
     .action((opts: { config: string; output: 'text' | 'json' | 'html'; allowDeletes?: number; detailedExitcode?: boolean; out?: string; full?: boolean; allowSourceShrink?: boolean; acceptScopeChange?: boolean }) => {
       setResult(

@@ -32,8 +32,8 @@ Exit codes: 0 done, 1 no owned record matches the selector (or failed), 2 config
 matches records of more than one entity.
 
 Examples:
-  $ orgsync release --config orgsync.yaml E1042 --dry-run
-  $ orgsync release --config orgsync.yaml ann.lee@example.com`,
+  $ orgsync release --config my-sync.yaml E1042 --dry-run
+  $ orgsync release --config my-sync.yaml nadia.silva@demo-corp.test`,
     )
     .action((selector: string, opts: { config: string; entity?: EntityKind; dryRun?: boolean }) => {
       setResult(

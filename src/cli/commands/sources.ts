@@ -57,8 +57,8 @@ function registerCheck(sources: Command, ctx: CliContext, setResult: (p: Promise
       'after',
       `
 Examples:
-  $ orgsync sources check --config /etc/orgsync/orgsync.yaml
-  $ orgsync sources check -c config/examples/hris-bamboohr.yaml --json | jq '.quarantine[] | .reason'`,
+  $ orgsync sources check --config my-sync.yaml
+  $ orgsync sources check -c config/demo/orgsync.yaml --json | jq '.desired'`,
     )
     .action((opts: { config: string; json?: boolean }) => {
       setResult(

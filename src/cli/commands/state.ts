@@ -23,8 +23,8 @@ export function registerStateCommand(program: Command, ctx: CliContext, setResul
       'after',
       `
 Examples:
-  $ orgsync state backup --config /etc/orgsync/orgsync.yaml /backup/orgsync-$(date +%F).db
-  $ orgsync state restore --config /etc/orgsync/orgsync.yaml /backup/orgsync-2026-01-31.db`,
+  $ orgsync state backup --config my-sync.yaml orgsync-$(date +%F).db
+  $ orgsync state restore --config my-sync.yaml orgsync-$(date +%F).db`,
     );
 
   state
@@ -36,7 +36,7 @@ Examples:
       'after',
       `
 Examples:
-  $ orgsync state backup /var/backups/orgsync-$(date +%F).db --config /etc/orgsync/orgsync.yaml
+  $ orgsync state backup orgsync-$(date +%F).db --config my-sync.yaml
 
 Exit codes: 0 written, 1 failed (no state DB, cannot write FILE), 2 config or usage error.`,
     )
@@ -61,7 +61,7 @@ Exit codes: 0 written, 1 failed (no state DB, cannot write FILE), 2 config or us
       'after',
       `
 Examples:
-  $ orgsync state restore /var/backups/orgsync-2026-11-22.db --config /etc/orgsync/orgsync.yaml
+  $ orgsync state restore orgsync-$(date +%F).db --config my-sync.yaml
 
 Exit codes: 0 restored, 1 refused because another process holds the lease (it is named) or failed,
 2 FILE is not a usable orgsync state DB (BACKUP_INVALID), or a config or usage error.`,

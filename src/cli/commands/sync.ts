@@ -135,9 +135,9 @@ Exit codes: 0 in sync (or everything applied; removals still inside sync.removal
 printed, nothing applied), 4 finished with some records failed or quarantined.
 
 Examples:
-  $ orgsync sync --config /etc/orgsync/orgsync.yaml
-  $ orgsync sync --config orgsync.yaml --allow-deletes 40
-  $ orgsync sync --config orgsync.yaml --only u1234 --only new.hire@example.com`,
+  $ orgsync sync --config my-sync.yaml
+  $ orgsync sync --config my-sync.yaml --allow-deletes 40
+  $ orgsync sync --config my-sync.yaml --only E1042 --only lars.okafor@demo-corp.test`,
     )
     .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json'; allowSourceShrink?: boolean; acceptScopeChange?: boolean; only?: string[] }) => {
       setResult(

@@ -129,12 +129,14 @@ export function buildDepartmentTree(plan: Pick<Plan, 'changes'>, departments: re
     if (parent && parent !== w) parent.node.children.push(w.node);
     else roots.push(w.node);
   }
-  const sort = (list: TreeNode[]): void => {
-    list.sort((a, b) => a.name.localeCompare(b.name));
-    for (const n of list) sort(n.children);
-  };
-  sort(roots);
+  sortByName(roots);
   return roots;
+}
+
+/** Sorts a level of the tree and every level below it by name. */
+function sortByName(list: TreeNode[]): void {
+  list.sort((a, b) => a.name.localeCompare(b.name));
+  for (const n of list) sortByName(n.children);
 }
 
 /** True when the node or a node below it changes (or has member changes). */
