@@ -6,7 +6,7 @@ import { finishSyncRun } from '../../daemon/daemon.js';
 import { combineObservers } from '../../daemon/run-once.js';
 import type { ChangeResult } from '../../applier/index.js';
 import { RecordHistory } from '../../mirror/record-history.js';
-import { applySavedPlan } from '../../daemon/saved-plan.js';
+import { applySavedPlan } from '../../daemon/apply-saved-plan.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { readDesiredState } from '../../sources/index.js';
 import { EXIT } from '../../shared/errors.js';
