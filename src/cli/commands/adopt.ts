@@ -4,25 +4,10 @@ import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import { ambiguousEntities, runOwnershipCommand, planAdoption, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan, type AdoptMatch } from '../../daemon/ownership-commands.js';
 import type { EntityKind } from '../../domain/index.js';
-import { TrustStateStore } from '../../mirror/trust-state.js';
+import { openRunEnvironment, ownershipDeps } from '../../app/run-environment.js';
 import { readDesiredState } from '../../sources/index.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment, type RunEnvironment } from './daemon.js';
-
-/** The parts of the ownership commands, from a run environment. */
-export function ownershipDeps(env: RunEnvironment, ctx: CliContext) {
-  return {
-    config: env.config,
-    client: env.client,
-    mirror: env.mirror,
-    ownership: env.ownership,
-    trust: new TrustStateStore(env.db, env.config.sync.id),
-    logger: env.logger,
-    clock: env.clock,
-    signal: ctx.shutdownSignal,
-  };
-}
 
 /**
  * `orgsync adopt --config F --match email|phone|third-id [--entity members|departments|positions] [--dry-run]`:

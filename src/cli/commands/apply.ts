@@ -9,7 +9,7 @@ import { TrustStateStore } from '../../mirror/trust-state.js';
 import { readDesiredState } from '../../sources/index.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment } from '../../app/run-environment.js';
 import { renderSyncSummary, syncSummaryJson } from './sync.js';
 import { createProgressReporter } from './sync-progress.js';
 

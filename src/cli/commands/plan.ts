@@ -4,7 +4,7 @@ import { loadConfig } from '../../config/load.js';
 import { planToJson, renderPlanText, ROWS_PER_GROUP } from '../../planner/render.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment } from '../../app/run-environment.js';
 import { savePlan } from '../../daemon/saved-plan.js';
 import type { DesiredState } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';

@@ -6,8 +6,7 @@ import { ambiguousEntities, runOwnershipCommand, planRelease, refreshForOwnershi
 import type { EntityKind } from '../../domain/index.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { ownershipDeps } from './adopt.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment, ownershipDeps } from '../../app/run-environment.js';
 
 /**
  * `orgsync release --config F <selector>`: gives owned records up (orgsync stops managing them); nothing on the
