@@ -57,7 +57,7 @@ Examples:
                 signal: ctx.shutdownSignal,
                 observer: progress.observer,
                 callStats: env.callStats,
-                recordHistory: { store: new RecordHistory(env.db), runId, trigger: 'apply', retentionDays: config.state.history_days },
+                recordHistory: { store: new RecordHistory(env.db), runId, trigger: 'apply', retentionDays: env.state.historyDays },
               },
               file,
             );
