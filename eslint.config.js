@@ -26,7 +26,8 @@ export const importDirection = {
   applier: ['domain', 'config', 'planner', 'platform', 'mirror'],
   observability: ['domain', 'config'],
   daemon: ['domain', 'config', 'sources', 'desired', 'planner', 'applier', 'mirror', 'platform', 'observability'],
-  cli: ['domain', 'config', 'sources', 'desired', 'planner', 'applier', 'mirror', 'platform', 'observability', 'daemon'],
+  app: ['domain', 'config', 'sources', 'desired', 'planner', 'applier', 'mirror', 'platform', 'observability', 'daemon'],
+  cli: ['domain', 'config', 'sources', 'desired', 'planner', 'applier', 'mirror', 'platform', 'observability', 'daemon', 'app'],
 };
 
 /** The workspace packages (folder -> package name) and the one src/ file that may load them. */

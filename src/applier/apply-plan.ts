@@ -1,7 +1,7 @@
 /**
  * The applier: executes a Plan through the platform port with bounded concurrency under the client's pacing.
  * Each result updates the mirror (and, for members, the ownership records) from the response at once.
- * This file holds the ONE dry-run seam: `step` is either the real one or the dry one; nothing else branches on it.
+ * The executor is chosen through the ONE dry-run seam (./seam.ts): `step` is either the real one or the dry one.
  *
  * 409 handling:
  * - create collision on a third id: refresh that entity, find the record by third id; this sync's own (managed_by,
@@ -27,6 +27,7 @@ import type { Clock } from '../shared/clock.js';
 import { oneLine } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { runTasksIndexed } from './executor.js';
+import { throughSeam } from './seam.js';
 import { fencedPort } from './fenced-port.js';
 import { ApplyStop, isWriteRefused, type StopReason, type WriteGate } from './stop.js';
 import { WriteBatcher } from './write-batcher.js';
@@ -126,22 +127,68 @@ const emptyCounts = (): ApplyCounts => {
   return { positions: zero(), departments: zero(), members: zero() };
 };
 
-/** Executes `changes` (in plan order; independent ones in parallel) and reports every change's outcome. */
-export async function applyChanges(changes: readonly Change[], deps: ApplierDeps, options: ApplyOptions): Promise<ApplyResult> {
+/** The log line of a finished change (one function, so what a change line carries is decided in one place). */
+export function logChangeResult(log: Logger, r: ChangeResult, dryRun: boolean): void {
+  const c = r.change;
+  const platformId = r.platformId ?? c.platformId;
+  // One plain object literal per line, never `{ ...fields, ... }`: at thousands of changes a second V8 allocated
+  // the spread copies in the old generation, where they (and the strings they hold) stayed as garbage until a full
+  // GC, the largest share of an initial sync's peak memory (issue 19).
+  // `line`: the change in one short line by ids (`CREATE member E1002 in /Acme/Sales`); `detail` with the person's
+  // name, which the logger keeps only for a terminal or with log.personal_data (issue 29).
+  if (r.status === 'applied' || r.status === 'adopted') {
+    // A dry run wrote nothing: its line says so (status dry_run), never that the change was applied.
+    if (dryRun) log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: 'dry_run', dry_run: true, line: changeLine(c, false), detail: changeLine(c) }, 'would apply');
+    else log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, dry_run: false, line: changeLine(c, false), detail: changeLine(c) }, 'change applied');
+  } else if (r.status === 'skipped_admin') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status }, 'member holds tenant.admin: not removed');
+  else if (r.status === 'deferred') log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, reason: r.message }, 'change deferred to a re-plan');
+  else if (r.status !== 'skipped') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, error: r.message }, 'change not applied');
+}
+
+/** The counts of an apply as results arrive; keeps only the results asked for (with their plan position). */
+class Tally {
+  readonly finished: Uint8Array;
+  readonly kept: { i: number; r: ChangeResult }[] = [];
+  readonly applied = emptyCounts();
+  readonly byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
+  /** Member creates whose pending note can go (certainly not sent, or answered with a conflict). */
+  readonly settledCreates: string[] = [];
+
+  constructor(
+    size: number,
+    private readonly keepAll: boolean,
+  ) {
+    this.finished = new Uint8Array(size);
+  }
+
+  add(r: ChangeResult, i: number): void {
+    this.finished[i] = 1;
+    this.byStatus[r.status] += 1;
+    const c = r.change;
+    const ok = r.status === 'applied' || r.status === 'adopted';
+    if (ok) this.applied[c.entity][c.op] += 1;
+    if (this.keepAll || !ok) this.kept.push({ i, r });
+    if (c.entity === 'members' && c.op === 'create' && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict')) this.settledCreates.push(c.thirdId);
+  }
+
+  /** The kept results in plan order. */
+  results(): ChangeResult[] {
+    this.kept.sort((a, b) => a.i - b.i);
+    return this.kept.map((k) => k.r);
+  }
+}
+
+/**
+ * The step context of an apply: the fenced port, the created ids, the serial refresh, and the state-DB writes,
+ * group-committed (see write-batcher.ts); `durable` waits for the commit, `record` does not. A write whose result
+ * cannot be recorded (the DB locked past its busy timeout, damaged, full) stops the apply at once: what it creates
+ * would be unowned, so no further write may start.
+ */
+function stepContext(changes: readonly Change[], deps: ApplierDeps, options: ApplyOptions, stop: ApplyStop): { ctx: StepContext; batcher: WriteBatcher } {
   // Platform ids of created records, kept only for the changes something refers to (PlanRefs always come with a
   // dependsOn entry), so 100,000 member creates do not keep 100,000 ids.
   const referenced = new Set<string>();
   for (const c of changes) for (const d of c.dependsOn) referenced.add(d);
-  const created = new KeptIds(referenced);
-  const keepAll = options.keep !== 'unsuccessful';
-  // Results are counted as they arrive; only those asked for are kept (with their plan position, for the order).
-  const finished = new Uint8Array(changes.length);
-  const kept: { i: number; r: ChangeResult }[] = [];
-  const applied = emptyCounts();
-  const byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
-  // Member creates whose pending note can go (certainly not sent, or answered with a conflict).
-  const settledCreates: string[] = [];
-  const log = deps.logger;
   let refreshing: Promise<void> = Promise.resolve();
   const refreshSerial = (entities: readonly EntityKind[]): Promise<void> => {
     refreshing = refreshing.then(
@@ -150,15 +197,6 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     );
     return refreshing;
   };
-  // One stop for every stop condition (./stop.ts): the shutdown signal is one of them.
-  const stop = new ApplyStop(options.gates);
-  const onShutdown = (): void => stop.stop({ kind: 'shutdown', message: 'stopped by a shutdown signal' });
-  if (options.signal?.aborted) onShutdown();
-  else options.signal?.addEventListener('abort', onShutdown, { once: true });
-  const client = fencedPort(deps.client, { beforeAttempt: () => stop.assertMayWrite(), noRetry: stop.signal, ...(options.abort ? { signal: options.abort } : {}) });
-  // State-DB writes are group-committed (see write-batcher.ts); `durable` waits for the commit, `record` does not.
-  // A write whose result cannot be recorded (the DB locked past its busy timeout, damaged, full) stops the apply at
-  // once: what it creates would be unowned, so no further write may start.
   const unrecordable = (err: unknown): void => {
     // A cause the gates know (a lost lease: the new holder is writing the DB) is the one to report.
     try {
@@ -169,15 +207,16 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     const path = deps.ownership.dbPath;
     const fault = stateDbFault(err, path, { doing: 'could not record a write', busyTimeoutMs: deps.ownership.busyTimeoutMs });
     const message = fault?.message ?? `could not record a write in state DB ${path}: ${oneLine(err)}`;
-    if (!stop.reason) log.error({ state_db: path, error: oneLine(err) }, 'could not record a write in the state DB: no further write starts');
+    if (!stop.reason) deps.logger.error({ state_db: path, error: oneLine(err) }, 'could not record a write in the state DB: no further write starts');
     stop.stop({ kind: 'state_unrecordable', message });
   };
   const batcher = new WriteBatcher((fn) => deps.ownership.inTransaction(fn));
+  const client = fencedPort(deps.client, { beforeAttempt: () => stop.assertMayWrite(), noRetry: stop.signal, ...(options.abort ? { signal: options.abort } : {}) });
   const ctx: StepContext = {
     deps,
     client,
     stop,
-    created,
+    created: new KeptIds(referenced),
     refresh: refreshSerial,
     now: () => new Date(deps.clock.now()).toISOString(),
     durable: (fn) =>
@@ -191,41 +230,39 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     flush: () => batcher.flush(),
     owes: owedByCreates(changes),
   };
+  return { ctx, batcher };
+}
+
+/** Why the changes that never started did not (a stop, a shutdown, or sync.max_failures). */
+function notStartedWhy(stop: ApplyStop, options: ApplyOptions): string {
+  if (stop.reason && stop.reason.kind !== 'shutdown') return `not started: ${stop.reason.message}`;
+  if (options.signal?.aborted === true) return 'not started: the run was asked to stop';
+  return `not started: ${options.maxFailures} changes failed (sync.max_failures)`;
+}
+
+/** Executes `changes` (in plan order; independent ones in parallel) and reports every change's outcome. */
+export async function applyChanges(changes: readonly Change[], deps: ApplierDeps, options: ApplyOptions): Promise<ApplyResult> {
+  const tally = new Tally(changes.length, options.keep !== 'unsuccessful');
+  const dryRun = options.dryRun === true;
+  // One stop for every stop condition (./stop.ts): the shutdown signal is one of them.
+  const stop = new ApplyStop(options.gates);
+  const onShutdown = (): void => stop.stop({ kind: 'shutdown', message: 'stopped by a shutdown signal' });
+  if (options.signal?.aborted) onShutdown();
+  else options.signal?.addEventListener('abort', onShutdown, { once: true });
+  const { ctx, batcher } = stepContext(changes, deps, options, stop);
   // THE dry-run seam.
-  const executor = options.dryRun ? dryRunExecutor : realExecutor;
+  const executor = throughSeam(dryRun, () => realExecutor, () => dryRunExecutor);
   try {
     await executor.before(changes, ctx);
   } catch (err) {
     // Unrecordable: the apply is stopped and starts nothing (every change counts as not started).
     if (!stop.reason) throw err;
   }
-
-  const tally = (r: ChangeResult, i: number): void => {
-    finished[i] = 1;
-    byStatus[r.status] += 1;
-    const c = r.change;
-    const ok = r.status === 'applied' || r.status === 'adopted';
-    if (ok) applied[c.entity][c.op] += 1;
-    if (keepAll || !ok) kept.push({ i, r });
-    if (c.entity === 'members' && c.op === 'create' && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict')) settledCreates.push(c.thirdId);
-  };
   const finish = (r: ChangeResult, i: number): void => {
-    tally(r, i);
-    const c = r.change;
-    const platformId = r.platformId ?? c.platformId;
-    // One plain object literal per line, never `{ ...fields, ... }`: at thousands of changes a second V8 allocated
-    // the spread copies in the old generation, where they (and the strings they hold) stayed as garbage until a full
-    // GC, the largest share of an initial sync's peak memory (issue 19).
-    // `line`: the change in one short line by ids (`CREATE member E1002 in /Acme/Sales`); `detail` with the person's
-    // name, which the logger keeps only for a terminal or with log.personal_data (issue 29).
-    if (r.status === 'applied' || r.status === 'adopted') {
-      log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, dry_run: options.dryRun === true, line: changeLine(c, false), detail: changeLine(c) }, 'change applied');
-    } else if (r.status === 'skipped_admin') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status }, 'member holds tenant.admin: not removed');
-    else if (r.status === 'deferred') log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, reason: r.message }, 'change deferred to a re-plan');
-    else if (r.status !== 'skipped') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, error: r.message }, 'change not applied');
+    tally.add(r, i);
+    logChangeResult(deps.logger, r, dryRun);
     options.onResult?.(r);
   };
-
   const status = await runTasksIndexed(changes, {
     concurrency: options.concurrency,
     maxFailures: options.maxFailures,
@@ -242,28 +279,20 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     },
     onSkip: (c, cause, i) => finish({ change: c, status: 'skipped', message: `depends on ${cause}, which did not succeed` }, i),
   });
-
-  const notStartedWhy =
-    stop.reason && stop.reason.kind !== 'shutdown'
-      ? `not started: ${stop.reason.message}`
-      : options.signal?.aborted === true
-        ? 'not started: the run was asked to stop'
-        : `not started: ${options.maxFailures} changes failed (sync.max_failures)`;
+  const why = notStartedWhy(stop, options);
   for (let i = 0; i < changes.length; i++) {
-    if (finished[i]) continue;
+    if (tally.finished[i]) continue;
     const c = changes[i]!;
-    const r: ChangeResult = status.at(i) === 'not_started' ? { change: c, status: 'not_started', message: notStartedWhy } : { change: c, status: 'failed', message: 'not recorded' };
-    tally(r, i);
+    const r: ChangeResult = status.at(i) === 'not_started' ? { change: c, status: 'not_started', message: why } : { change: c, status: 'failed', message: 'not recorded' };
+    tally.add(r, i);
     // Counted (metrics, progress) like every other outcome, but not logged one by one: there may be thousands.
     options.onResult?.(r);
   }
   options.signal?.removeEventListener('abort', onShutdown);
-  await executor.after(settledCreates, ctx);
+  await executor.after(tally.settledCreates, ctx);
   await batcher.flush();
   const reason = stop.reason;
-  kept.sort((a, b) => a.i - b.i);
-  const results = kept.map((k) => k.r);
-  return { results, applied, byStatus, stopped: reason !== undefined, ...(reason ? { stopReason: reason } : {}) };
+  return { results: tally.results(), applied: tally.applied, byStatus: tally.byStatus, stopped: reason !== undefined, ...(reason ? { stopReason: reason } : {}) };
 }
 
 /** Change id -> platform id of the record it created (or took over), for the ids in `keep` only. */
@@ -386,85 +415,103 @@ const dryRunExecutor: Executor = {
   after: async () => undefined,
 };
 
-/** The real step: one change against the platform, recorded in the mirror and the ownership store. */
-const realStep: Step = async (c, ctx) => {
+/** A create: POST, the record into the mirror (a member also into the ownership store, with what it still owes). */
+async function createStep(c: Change, ctx: StepContext, body: Record<string, unknown>): Promise<ChangeResult> {
   const { deps, created, client } = ctx;
   const { mirror, ownership } = deps;
-  const body = resolveBody(c.request?.body, created);
+  if (c.entity === 'departments') {
+    const rec = await client.createDepartment(body as never);
+    ctx.record(() => mirror.recordOutcome({ entity: 'departments', record: rec }));
+    created.set(c.id, rec.id);
+    return { change: c, status: 'applied', platformId: rec.id };
+  }
+  if (c.entity === 'positions') {
+    const rec = await client.createPosition(body as never);
+    ctx.record(() => mirror.recordOutcome({ entity: 'positions', record: rec }));
+    created.set(c.id, rec.id);
+    return { change: c, status: 'applied', platformId: rec.id };
+  }
+  const rec = await client.createMember(body as never);
+  const owed = ctx.owes.get(c.id);
+  ctx.record(() => {
+    mirror.recordOutcome({ entity: 'members', record: rec });
+    ownership.recordOwnedMember(c.thirdId, rec.account_id, 'created', ctx.now());
+    if (owed) ownership.oweCompletion(c.thirdId, owed, ctx.now());
+  });
+  created.set(c.id, rec.account_id);
+  return { change: c, status: 'applied', platformId: rec.account_id };
+}
+
+/** An adoption that changes no field: only the ownership record. */
+function ownershipOnlyStep(c: Change, ctx: StepContext): ChangeResult {
+  const { ownership } = ctx.deps;
+  const account = c.platformId;
+  if (c.entity === 'members' && account) {
+    ctx.record(() => {
+      ownership.recordOwnedMember(c.thirdId, account, 'adopted', ctx.now());
+      ownership.logAdoption({ at: ctx.now(), entity: 'members', thirdId: c.thirdId, platformId: account, matchedBy: c.adoptedBy ?? 'config', detail: c.reason });
+    });
+  }
+  ctx.created.set(c.id, c.platformId ?? '');
+  return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', ...(c.platformId ? { platformId: c.platformId } : {}) };
+}
+
+/** A DELETE (a record already gone counts as done), then out of the mirror. */
+async function deleteStep(c: Change, ctx: StepContext, id: string): Promise<ChangeResult> {
+  const { client } = ctx;
+  const { mirror, ownership } = ctx.deps;
   try {
-    if (c.op === 'create') {
-      if (c.entity === 'departments') {
-        const rec = await client.createDepartment(body as never);
-        ctx.record(() => mirror.recordOutcome({ entity: 'departments', record: rec }));
-        created.set(c.id, rec.id);
-        return { change: c, status: 'applied', platformId: rec.id };
-      }
-      if (c.entity === 'positions') {
-        const rec = await client.createPosition(body as never);
-        ctx.record(() => mirror.recordOutcome({ entity: 'positions', record: rec }));
-        created.set(c.id, rec.id);
-        return { change: c, status: 'applied', platformId: rec.id };
-      }
-      const rec = await client.createMember(body as never);
-      const owed = ctx.owes.get(c.id);
-      ctx.record(() => {
-        mirror.recordOutcome({ entity: 'members', record: rec });
-        ownership.recordOwnedMember(c.thirdId, rec.account_id, 'created', ctx.now());
-        if (owed) ownership.oweCompletion(c.thirdId, owed, ctx.now());
-      });
-      created.set(c.id, rec.account_id);
-      return { change: c, status: 'applied', platformId: rec.account_id };
-    }
-    if (!c.request) {
-      // An adoption that changes no field: only the ownership record.
-      const account = c.platformId;
-      if (c.entity === 'members' && account) {
-        ctx.record(() => {
-          ownership.recordOwnedMember(c.thirdId, account, 'adopted', ctx.now());
-          ownership.logAdoption({ at: ctx.now(), entity: 'members', thirdId: c.thirdId, platformId: account, matchedBy: c.adoptedBy ?? 'config', detail: c.reason });
-        });
-      }
-      created.set(c.id, c.platformId ?? '');
-      return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', ...(c.platformId ? { platformId: c.platformId } : {}) };
-    }
-    const id = targetId(c, created);
-    if (c.request.method === 'DELETE') {
-      try {
-        if (c.entity === 'departments') await client.deleteDepartment(id);
-        else if (c.entity === 'positions') await client.deletePosition(id);
-        else await client.deleteMember(id);
-      } catch (err) {
-        // Already gone: the goal of the delete holds.
-        if (!isPlatformError(err, 'not_found')) throw err;
-      }
-      ctx.record(() => {
-        mirror.recordOutcome({ entity: c.entity, removedId: id });
-        // A removed crashed create no longer needs its note.
-        if (c.entity === 'members' && c.thirdId) ownership.endCreate('members', c.thirdId);
-      });
-      return { change: c, status: 'applied', platformId: id };
-    }
-    if (c.entity === 'departments') {
-      const rec = await client.patchDepartment(id, body);
-      ctx.record(() => mirror.recordOutcome({ entity: 'departments', record: rec }));
-    } else if (c.entity === 'positions') {
-      const rec = await client.patchPosition(id, body);
-      ctx.record(() => mirror.recordOutcome({ entity: 'positions', record: rec }));
-    } else {
-      const rec = await client.patchMember(id, body as never);
-      const rekey = typeof body.third_user_id === 'string' ? body.third_user_id : undefined;
-      ctx.record(() => {
-        mirror.recordOutcome({ entity: 'members', record: rec });
-        if (c.op === 'adopt') ownership.recordOwnedMember(c.thirdId, id, 'adopted', ctx.now());
-        else if (rekey !== undefined) ownership.recordOwnedMember(rekey, id, 'created', ctx.now());
-        if (c.completes !== undefined) ownership.settleCompletion(c.thirdId);
-      });
-    }
-    if (c.op === 'adopt') {
-      ctx.record(() => ownership.logAdoption({ at: ctx.now(), entity: c.entity, thirdId: c.thirdId, platformId: id, matchedBy: c.adoptedBy ?? 'config', detail: c.reason }));
-    }
-    created.set(c.id, id);
-    return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', platformId: id };
+    if (c.entity === 'departments') await client.deleteDepartment(id);
+    else if (c.entity === 'positions') await client.deletePosition(id);
+    else await client.deleteMember(id);
+  } catch (err) {
+    // Already gone: the goal of the delete holds.
+    if (!isPlatformError(err, 'not_found')) throw err;
+  }
+  ctx.record(() => {
+    mirror.recordOutcome({ entity: c.entity, removedId: id });
+    // A removed crashed create no longer needs its note.
+    if (c.entity === 'members' && c.thirdId) ownership.endCreate('members', c.thirdId);
+  });
+  return { change: c, status: 'applied', platformId: id };
+}
+
+/** A PATCH (an update, a move, an adoption with fields), recorded in the mirror and, for members, the ownership store. */
+async function patchStep(c: Change, ctx: StepContext, id: string, body: Record<string, unknown>): Promise<ChangeResult> {
+  const { client } = ctx;
+  const { mirror, ownership } = ctx.deps;
+  if (c.entity === 'departments') {
+    const rec = await client.patchDepartment(id, body);
+    ctx.record(() => mirror.recordOutcome({ entity: 'departments', record: rec }));
+  } else if (c.entity === 'positions') {
+    const rec = await client.patchPosition(id, body);
+    ctx.record(() => mirror.recordOutcome({ entity: 'positions', record: rec }));
+  } else {
+    const rec = await client.patchMember(id, body as never);
+    const rekey = typeof body.third_user_id === 'string' ? body.third_user_id : undefined;
+    ctx.record(() => {
+      mirror.recordOutcome({ entity: 'members', record: rec });
+      if (c.op === 'adopt') ownership.recordOwnedMember(c.thirdId, id, 'adopted', ctx.now());
+      else if (rekey !== undefined) ownership.recordOwnedMember(rekey, id, 'created', ctx.now());
+      if (c.completes !== undefined) ownership.settleCompletion(c.thirdId);
+    });
+  }
+  if (c.op === 'adopt') {
+    ctx.record(() => ownership.logAdoption({ at: ctx.now(), entity: c.entity, thirdId: c.thirdId, platformId: id, matchedBy: c.adoptedBy ?? 'config', detail: c.reason }));
+  }
+  ctx.created.set(c.id, id);
+  return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', platformId: id };
+}
+
+/** The real step: one change against the platform, recorded in the mirror and the ownership store. */
+const realStep: Step = async (c, ctx) => {
+  const body = resolveBody(c.request?.body, ctx.created);
+  try {
+    if (c.op === 'create') return await createStep(c, ctx, body);
+    if (!c.request) return ownershipOnlyStep(c, ctx);
+    const id = targetId(c, ctx.created);
+    if (c.request.method === 'DELETE') return await deleteStep(c, ctx, id);
+    return await patchStep(c, ctx, id, body);
   } catch (err) {
     if (!isPlatformError(err)) throw err;
     return onPlatformError(c, err, body, ctx);

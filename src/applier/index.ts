@@ -1,2 +1,3 @@
 export * from './apply-plan.js';
 export * from './executor.js';
+export * from './seam.js';

@@ -1,4 +1,2 @@
-import { createRequire } from 'node:module';
-
-/** orgsync's version, from package.json (one place to bump). */
-export const VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+/** orgsync's version (src/app/version.ts, which the composition root reports in build_info). */
+export { VERSION } from '../app/version.js';

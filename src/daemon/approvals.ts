@@ -125,3 +125,21 @@ export function createRunApprovals(parts: ApprovalParts): RunApprovals {
     },
   };
 }
+
+/** An approval in `approvals list --output json` and /status (without the plan itself). */
+export function approvalJson(a: ApprovalRecord): Record<string, unknown> {
+  const saved = JSON.parse(a.savedPlan) as { counts?: unknown };
+  return {
+    digest: a.digest,
+    guard: a.guard,
+    status: a.status,
+    created_at: a.createdAt,
+    run_id: a.runId,
+    message: a.message,
+    counts: saved.counts ?? null,
+    approved_at: a.approvedAt,
+    approved_by: a.approvedBy,
+    used_at: a.usedAt,
+    used_by_run: a.usedByRun,
+  };
+}

@@ -95,192 +95,234 @@ export interface DaemonDeps {
 /** The daemon's state, for /status. */
 export type DaemonState = 'starting' | 'idle' | 'running' | 'stopping';
 
+/** What the daemon knows while it runs (for /status, /readyz and the trigger queue). */
+interface DaemonRuntime {
+  state: DaemonState;
+  startedAt: number;
+  current: { id: string; trigger: string; startedAt: number; done: Promise<void> } | undefined;
+  /** One trigger waits while a run is in progress (later triggers join it, never stack; issue 22). */
+  queued: { id: string; trigger: string; only?: string[]; joined?: boolean } | undefined;
+  lastSuccessAt: number | undefined;
+  lastFailurePersistent: boolean;
+  /** Runs of this process that failed for their caller's selector (RunOutcome.callerError), oldest first. */
+  callerErrors: Set<string>;
+  skipped: number;
+  /** Aborted when the shutdown grace is over. */
+  kill: AbortController;
+  newRunId: () => string;
+}
+
+/** What an earlier process left: runs it did not finish (marked interrupted) and the last success and run, for the metrics. */
+function recoverHistory(deps: DaemonDeps, rt: DaemonRuntime): void {
+  const { history, metrics, logger } = deps;
+  const abandoned = history.closeAbandoned();
+  if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs left unfinished by an earlier process as interrupted');
+  const previousSuccess = history.lastWith(['success', 'partial']);
+  if (previousSuccess?.finishedAt) {
+    rt.lastSuccessAt = Date.parse(previousSuccess.finishedAt);
+    // A restarted daemon still knows when the mirror was last synced (the no-success alert reads this).
+    metrics.lastSuccessTimestampSeconds.set(rt.lastSuccessAt / 1000);
+  }
+  const previousRun = history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted']);
+  if (previousRun?.finishedAt) metrics.lastRunTimestampSeconds.set(Date.parse(previousRun.finishedAt) / 1000);
+}
+
+/** Runs one sync and turns a throw into the outcome `orgsync sync` would have ended with (2 for `--only` matching nothing...). */
+async function outcomeOf(deps: DaemonDeps, ctx: RunContext): Promise<RunOutcome> {
+  try {
+    return await deps.runSync(ctx);
+  } catch (err) {
+    const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err);
+    return {
+      result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed',
+      exitCode: isOrgsyncError(err) ? err.exitCode : EXIT.FAILED,
+      error: message,
+      ...(isOrgsyncError(err) && err.details?.unmatched !== undefined ? { callerError: true } : {}),
+    };
+  }
+}
+
+/** Records a finished run: the run history, the metrics, /readyz's memory, and one log line. */
+function recordRunEnd(deps: DaemonDeps, rt: DaemonRuntime, run: { id: string; start: number; logger: Logger }, outcome: RunOutcome): void {
+  const finishedAt = deps.clock.now();
+  try {
+    deps.history.finish(run.id, { finishedAt, result: outcome.result, exitCode: outcome.exitCode, summary: outcome.summary, ...(outcome.error ? { error: outcome.error } : {}) });
+  } catch (err) {
+    run.logger.error({ err }, 'could not record the run in the state DB');
+  }
+  if (outcome.callerError) {
+    rt.callerErrors.add(run.id);
+    // Only the newest are needed (readiness looks past them to the last run that counts).
+    if (rt.callerErrors.size > 100) rt.callerErrors.delete(rt.callerErrors.values().next().value!);
+  } else deps.metrics.recordRun(outcome.result, run.start, finishedAt);
+  if (outcome.result === 'success' || outcome.result === 'partial') rt.lastSuccessAt = finishedAt;
+  if (outcome.result !== 'dry_run' && !outcome.callerError) rt.lastFailurePersistent = outcome.result === 'failed' && outcome.persistent === true;
+  const fields = { result: outcome.result, exit_code: outcome.exitCode, duration_seconds: (finishedAt - run.start) / 1000, ...(outcome.error ? { error: outcome.error } : {}) };
+  if (outcome.callerError) run.logger.warn(fields, 'triggered run not done: its selector matched no record (nothing written)');
+  else if (outcome.result === 'failed') run.logger.error(fields, 'run failed');
+  else if (outcome.result === 'success') run.logger.info(fields, 'run finished');
+  else run.logger.warn(fields, 'run finished with problems');
+}
+
+/** Starts a run unless one is running (a tick during a run is skipped and logged); the queued trigger follows it. */
+function startRun(deps: DaemonDeps, rt: DaemonRuntime, trigger: string, opts: { runId?: string; only?: readonly string[]; onlyJoined?: boolean } = {}): void {
+  const { logger, clock, history } = deps;
+  if (deps.shutdownSignal.aborted) return;
+  if (rt.current) {
+    rt.skipped += 1;
+    logger.warn({ trigger, running_run_id: rt.current.id }, 'scheduled run skipped: the previous run is still running');
+    return;
+  }
+  const runId = opts.runId ?? rt.newRunId();
+  const runLogger = logger.child({ run_id: runId });
+  const runStart = clock.now();
+  history.start(runId, trigger, runStart);
+  rt.state = 'running';
+  runLogger.info({ trigger }, 'run started');
+  const done = (async () => {
+    const ctx: RunContext = { runId, trigger, logger: runLogger, stopSignal: deps.shutdownSignal, killSignal: rt.kill.signal, ...(opts.only ? { only: opts.only } : {}), ...(opts.onlyJoined ? { onlyJoined: true } : {}) };
+    recordRunEnd(deps, rt, { id: runId, start: runStart, logger: runLogger }, await outcomeOf(deps, ctx));
+    rt.current = undefined;
+    if (rt.state === 'running') rt.state = 'idle';
+    const next = rt.queued;
+    rt.queued = undefined;
+    if (next && !deps.shutdownSignal.aborted) startRun(deps, rt, next.trigger, { runId: next.id, ...(next.only ? { only: next.only } : {}), ...(next.joined ? { onlyJoined: true } : {}) });
+  })();
+  rt.current = { id: runId, trigger, startedAt: runStart, done };
+}
+
+/** /readyz: the state DB is open, and the last run that counts did not fail for long (or for good). */
+function readinessOf(deps: DaemonDeps, rt: DaemonRuntime): Readiness {
+  const { history, scheduler, clock } = deps;
+  const checks: Record<string, string> = { config: 'ok', state_db: deps.stateOpen() ? 'ok' : 'closed' };
+  // Dry runs (a `sync --dry-run` on the same state DB) say nothing about the health of the sync, nor do triggered
+  // runs whose selector matched nothing (callerError): the last run that counts is the one before them.
+  const counted = ['success', 'partial', 'failed', 'guard', 'interrupted'] as const;
+  let last = history.lastWith(counted);
+  if (last && rt.callerErrors.has(last.id)) last = history.recent(rt.callerErrors.size + 20).find((r) => !rt.callerErrors.has(r.id) && (counted as readonly string[]).includes(r.result) && !(OWNERSHIP_TRIGGERS as readonly string[]).includes(r.trigger));
+  const limitMs = 2 * scheduler.intervalMs();
+  if (last && last.result === 'failed') {
+    const since = rt.lastSuccessAt ?? rt.startedAt;
+    const failingMs = clock.now() - since;
+    if (rt.lastFailurePersistent) checks.last_run = `failed: ${last.error ?? 'see /status'} (not ready until a run succeeds)`;
+    else checks.last_run = failingMs > limitMs ? `failing for ${Math.round(failingMs / 1000)}s (more than twice the schedule interval): ${last.error ?? 'see /status'}` : 'ok';
+  } else {
+    checks.last_run = 'ok';
+  }
+  if (rt.state === 'stopping') checks.daemon = 'stopping';
+  return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
+}
+
+/** /status. */
+function statusOf(deps: DaemonDeps, rt: DaemonRuntime): Record<string, unknown> {
+  return {
+    sync_id: deps.info.syncId,
+    version: deps.info.version,
+    state: rt.state,
+    started_at: new Date(rt.startedAt).toISOString(),
+    schedule: deps.info.schedule,
+    timezone: deps.info.timezone,
+    next_run: deps.scheduler.nextRun()?.toISOString() ?? null,
+    current_run: rt.current ? { id: rt.current.id, trigger: rt.current.trigger, started_at: new Date(rt.current.startedAt).toISOString() } : null,
+    last_success_at: rt.lastSuccessAt === undefined ? null : new Date(rt.lastSuccessAt).toISOString(),
+    skipped_ticks: rt.skipped,
+    runs: deps.history.recent(20) satisfies RunRecord[],
+    ...(deps.pendingApprovals ? { pending_approvals: deps.pendingApprovals() } : {}),
+  };
+}
+
+/** POST /sync: starts a run, or queues one behind the run in progress (a later trigger joins the queued one). */
+function triggerRun(deps: DaemonDeps, rt: DaemonRuntime, only: string[] | undefined): { status: number; body: unknown } {
+  if (deps.shutdownSignal.aborted) return { status: 503, body: { error: { code: 'stopping', message: 'the daemon is stopping' } } };
+  if (!rt.current) {
+    const id = rt.newRunId();
+    startRun(deps, rt, 'http', { runId: id, ...(only ? { only } : {}) });
+    return { status: 202, body: { run_id: id, queued: false } };
+  }
+  if (rt.queued) {
+    // Queued once: a later trigger joins the waiting run (a full run covers every selection).
+    if (!only || !rt.queued.only) delete rt.queued.only;
+    else {
+      rt.queued.only = [...new Set([...rt.queued.only, ...only])];
+      rt.queued.joined = true;
+    }
+  } else rt.queued = { id: rt.newRunId(), trigger: 'http', ...(only ? { only: [...only] } : {}) };
+  deps.logger.info({ run_id: rt.queued.id, running_run_id: rt.current.id }, 'triggered run queued behind the run in progress');
+  return { status: 202, body: { run_id: rt.queued.id, queued: true } };
+}
+
+/** The ops listener (/metrics /healthz /readyz /status /plan and the issue-22 routes): the one place routes are wired. */
+async function startListener(deps: DaemonDeps, rt: DaemonRuntime): Promise<OpsServer | undefined> {
+  if (deps.listen === '') return undefined;
+  const extra = triggerRoutes({
+    token: () => deps.triggerToken?.(),
+    unauthorized: () => deps.metrics.triggerUnauthorizedTotal.inc(),
+    trigger: (only) => triggerRun(deps, rt, only),
+    run: (id) => (rt.queued?.id === id ? { id, result: 'queued', trigger: rt.queued.trigger } : deps.history.get(id)),
+    ...(deps.recordHistory ? { recordHistory: deps.recordHistory } : {}),
+  });
+  const security = deps.listenerSecurity ?? {};
+  const access = { ...(security.readToken ? { readToken: security.readToken } : {}), onUnauthorized: (route: string) => deps.metrics.httpUnauthorizedTotal.inc({ route }) };
+  const server = await startOpsServer(deps.listen, { registry: deps.metrics.registry, readiness: () => readinessOf(deps, rt), status: () => statusOf(deps, rt), extra, access, logger: deps.logger, ...(security.tls ? { tls: security.tls } : {}), ...(deps.latestPlan ? { plan: deps.latestPlan } : {}) });
+  deps.logger.info({ url: server.url }, 'ops endpoints listening (/metrics /healthz /readyz /status /plan /plan.json)');
+  deps.onListening?.(server.url);
+  return server;
+}
+
+/** After the shutdown signal: lets the run in flight finish its writes within the grace period, else abandons it. */
+async function drainRun(deps: DaemonDeps, rt: DaemonRuntime, graceMs: number): Promise<void> {
+  const { logger, clock } = deps;
+  const inFlight = rt.current;
+  if (!inFlight) return;
+  logger.info({ run_id: inFlight.id, grace_seconds: graceMs / 1000 }, 'waiting for the run in flight to finish its writes');
+  const timer = new AbortController();
+  const finished = await Promise.race([inFlight.done.then(() => true), clock.sleep(graceMs, timer.signal).then(() => false, () => false)]);
+  timer.abort();
+  if (finished) return;
+  logger.warn({ run_id: inFlight.id }, 'the run did not finish within the grace period; abandoning it');
+  rt.kill.abort(new Error('shutdown grace period is over'));
+  // One more short wait so the run can record what it abandoned.
+  const t2 = new AbortController();
+  await Promise.race([inFlight.done, clock.sleep(2_000, t2.signal).catch(() => undefined)]);
+  t2.abort();
+}
+
 /**
  * Runs `orgsync daemon`: one run at start, then one per schedule tick, never two at once (a tick during a run is
  * skipped and logged). Serves the ops endpoints. On the shutdown signal it stops scheduling, lets the run in flight
  * finish its writes (up to the grace period), records it, closes the listener and resolves with exit code 0.
  */
 export async function runDaemon(deps: DaemonDeps): Promise<number> {
-  const { logger, metrics, history, scheduler, clock } = deps;
-  const graceMs = deps.shutdownGraceMs ?? 20_000;
-  const newRunId = deps.newRunId ?? (() => randomUUID());
-  const startedAt = clock.now();
-  const kill = new AbortController();
-  let state: DaemonState = 'starting';
-  let current: { id: string; trigger: string; startedAt: number; done: Promise<void> } | undefined;
-  let lastSuccessAt: number | undefined;
-  let lastFailurePersistent = false;
-  /** Runs of this process that failed for their caller's selector (RunOutcome.callerError), oldest first. */
-  const callerErrors = new Set<string>();
-  let skipped = 0;
-
-  const abandoned = history.closeAbandoned();
-  if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs left unfinished by an earlier process as interrupted');
-  const previousSuccess = history.lastWith(['success', 'partial']);
-  if (previousSuccess?.finishedAt) {
-    lastSuccessAt = Date.parse(previousSuccess.finishedAt);
-    // A restarted daemon still knows when the mirror was last synced (the no-success alert reads this).
-    metrics.lastSuccessTimestampSeconds.set(lastSuccessAt / 1000);
-  }
-  const previousRun = history.lastWith(['success', 'partial', 'failed', 'guard', 'interrupted']);
-  if (previousRun?.finishedAt) metrics.lastRunTimestampSeconds.set(Date.parse(previousRun.finishedAt) / 1000);
-
-  // Issue 22: one trigger waits while a run is in progress (later triggers join it, never stack).
-  let queued: { id: string; trigger: string; only?: string[]; joined?: boolean } | undefined;
-  const startRun = (trigger: string, opts: { runId?: string; only?: readonly string[]; onlyJoined?: boolean } = {}): void => {
-    if (deps.shutdownSignal.aborted) return;
-    if (current) {
-      skipped += 1;
-      logger.warn({ trigger, running_run_id: current.id }, 'scheduled run skipped: the previous run is still running');
-      return;
-    }
-    const runId = opts.runId ?? newRunId();
-    const runLogger = logger.child({ run_id: runId });
-    const runStart = clock.now();
-    history.start(runId, trigger, runStart);
-    state = 'running';
-    runLogger.info({ trigger }, 'run started');
-    const done = (async () => {
-      let outcome: RunOutcome;
-      try {
-        outcome = await deps.runSync({ runId, trigger, logger: runLogger, stopSignal: deps.shutdownSignal, killSignal: kill.signal, ...(opts.only ? { only: opts.only } : {}), ...(opts.onlyJoined ? { onlyJoined: true } : {}) });
-      } catch (err) {
-        const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err);
-        // The exit code `orgsync sync` would have ended with (2 for `--only` matching nothing, a config error...).
-        outcome = {
-          result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed',
-          exitCode: isOrgsyncError(err) ? err.exitCode : EXIT.FAILED,
-          error: message,
-          ...(isOrgsyncError(err) && err.details?.unmatched !== undefined ? { callerError: true } : {}),
-        };
-      }
-      const finishedAt = clock.now();
-      try {
-        history.finish(runId, { finishedAt, result: outcome.result, exitCode: outcome.exitCode, summary: outcome.summary, ...(outcome.error ? { error: outcome.error } : {}) });
-      } catch (err) {
-        runLogger.error({ err }, 'could not record the run in the state DB');
-      }
-      if (outcome.callerError) {
-        callerErrors.add(runId);
-        // Only the newest are needed (readiness looks past them to the last run that counts).
-        if (callerErrors.size > 100) callerErrors.delete(callerErrors.values().next().value!);
-      } else metrics.recordRun(outcome.result, runStart, finishedAt);
-      if (outcome.result === 'success' || outcome.result === 'partial') lastSuccessAt = finishedAt;
-      if (outcome.result !== 'dry_run' && !outcome.callerError) lastFailurePersistent = outcome.result === 'failed' && outcome.persistent === true;
-      const fields = { result: outcome.result, exit_code: outcome.exitCode, duration_seconds: (finishedAt - runStart) / 1000, ...(outcome.error ? { error: outcome.error } : {}) };
-      if (outcome.callerError) runLogger.warn(fields, 'triggered run not done: its selector matched no record (nothing written)');
-      else if (outcome.result === 'failed') runLogger.error(fields, 'run failed');
-      else if (outcome.result === 'success') runLogger.info(fields, 'run finished');
-      else runLogger.warn(fields, 'run finished with problems');
-      current = undefined;
-      if (state === 'running') state = 'idle';
-      const next = queued;
-      queued = undefined;
-      if (next && !deps.shutdownSignal.aborted) startRun(next.trigger, { runId: next.id, ...(next.only ? { only: next.only } : {}), ...(next.joined ? { onlyJoined: true } : {}) });
-    })();
-    current = { id: runId, trigger, startedAt: runStart, done };
+  const { logger, scheduler } = deps;
+  const rt: DaemonRuntime = {
+    state: 'starting',
+    startedAt: deps.clock.now(),
+    current: undefined,
+    queued: undefined,
+    lastSuccessAt: undefined,
+    lastFailurePersistent: false,
+    callerErrors: new Set<string>(),
+    skipped: 0,
+    kill: new AbortController(),
+    newRunId: deps.newRunId ?? (() => randomUUID()),
   };
-
-  const readiness = (): Readiness => {
-    const checks: Record<string, string> = { config: 'ok', state_db: deps.stateOpen() ? 'ok' : 'closed' };
-    // Dry runs (a `sync --dry-run` on the same state DB) say nothing about the health of the sync, nor do triggered
-    // runs whose selector matched nothing (callerError): the last run that counts is the one before them.
-    const counted = ['success', 'partial', 'failed', 'guard', 'interrupted'] as const;
-    let last = history.lastWith(counted);
-    if (last && callerErrors.has(last.id)) last = history.recent(callerErrors.size + 20).find((r) => !callerErrors.has(r.id) && (counted as readonly string[]).includes(r.result) && !(OWNERSHIP_TRIGGERS as readonly string[]).includes(r.trigger));
-    const limitMs = 2 * scheduler.intervalMs();
-    if (last && last.result === 'failed') {
-      const since = lastSuccessAt ?? startedAt;
-      const failingMs = clock.now() - since;
-      if (lastFailurePersistent) checks.last_run = `failed: ${last.error ?? 'see /status'} (not ready until a run succeeds)`;
-      else checks.last_run = failingMs > limitMs ? `failing for ${Math.round(failingMs / 1000)}s (more than twice the schedule interval): ${last.error ?? 'see /status'}` : 'ok';
-    } else {
-      checks.last_run = 'ok';
-    }
-    if (state === 'stopping') checks.daemon = 'stopping';
-    return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
-  };
-
-  const status = () => ({
-    sync_id: deps.info.syncId,
-    version: deps.info.version,
-    state,
-    started_at: new Date(startedAt).toISOString(),
-    schedule: deps.info.schedule,
-    timezone: deps.info.timezone,
-    next_run: scheduler.nextRun()?.toISOString() ?? null,
-    current_run: current ? { id: current.id, trigger: current.trigger, started_at: new Date(current.startedAt).toISOString() } : null,
-    last_success_at: lastSuccessAt === undefined ? null : new Date(lastSuccessAt).toISOString(),
-    skipped_ticks: skipped,
-    runs: history.recent(20) satisfies RunRecord[],
-    ...(deps.pendingApprovals ? { pending_approvals: deps.pendingApprovals() } : {}),
-  });
-
-  let server: OpsServer | undefined;
-  if (deps.listen !== '') {
-    const extra = triggerRoutes({
-      token: () => deps.triggerToken?.(),
-      unauthorized: () => metrics.triggerUnauthorizedTotal.inc(),
-      trigger: (only) => {
-        if (deps.shutdownSignal.aborted) return { status: 503, body: { error: { code: 'stopping', message: 'the daemon is stopping' } } };
-        if (!current) {
-          const id = newRunId();
-          startRun('http', { runId: id, ...(only ? { only } : {}) });
-          return { status: 202, body: { run_id: id, queued: false } };
-        }
-        if (queued) {
-          // Queued once: a later trigger joins the waiting run (a full run covers every selection).
-          if (!only || !queued.only) delete queued.only;
-          else {
-            queued.only = [...new Set([...queued.only, ...only])];
-            queued.joined = true;
-          }
-        } else queued = { id: newRunId(), trigger: 'http', ...(only ? { only: [...only] } : {}) };
-        logger.info({ run_id: queued.id, running_run_id: current.id }, 'triggered run queued behind the run in progress');
-        return { status: 202, body: { run_id: queued.id, queued: true } };
-      },
-      run: (id) => {
-        if (queued?.id === id) return { id, result: 'queued', trigger: queued.trigger };
-        return history.get(id);
-      },
-      ...(deps.recordHistory ? { recordHistory: deps.recordHistory } : {}),
-    });
-    const security = deps.listenerSecurity ?? {};
-    const access = { ...(security.readToken ? { readToken: security.readToken } : {}), onUnauthorized: (route: string) => metrics.httpUnauthorizedTotal.inc({ route }) };
-    server = await startOpsServer(deps.listen, { registry: metrics.registry, readiness, status, extra, access, logger, ...(security.tls ? { tls: security.tls } : {}), ...(deps.latestPlan ? { plan: deps.latestPlan } : {}) });
-    logger.info({ url: server.url }, 'ops endpoints listening (/metrics /healthz /readyz /status /plan /plan.json)');
-    deps.onListening?.(server.url);
-  }
-
+  recoverHistory(deps, rt);
+  const server = await startListener(deps, rt);
   const stopped = new Promise<void>((resolve) => {
     if (deps.shutdownSignal.aborted) resolve();
     else deps.shutdownSignal.addEventListener('abort', () => resolve(), { once: true });
   });
 
   logger.info({ schedule: deps.info.schedule, timezone: deps.info.timezone }, 'daemon started');
-  startRun('start');
-  scheduler.start(() => startRun('schedule'));
-  if (state === 'starting') state = 'idle';
+  startRun(deps, rt, 'start');
+  scheduler.start(() => startRun(deps, rt, 'schedule'));
+  if (rt.state === 'starting') rt.state = 'idle';
 
   await stopped;
-  state = 'stopping';
+  rt.state = 'stopping';
   scheduler.stop();
   logger.info({ reason: String((deps.shutdownSignal.reason as Error | undefined)?.message ?? deps.shutdownSignal.reason ?? 'shutdown') }, 'stopping: no new runs');
-  const inFlight = current;
-  if (inFlight) {
-    logger.info({ run_id: inFlight.id, grace_seconds: graceMs / 1000 }, 'waiting for the run in flight to finish its writes');
-    const timer = new AbortController();
-    const finished = await Promise.race([inFlight.done.then(() => true), clock.sleep(graceMs, timer.signal).then(() => false, () => false)]);
-    timer.abort();
-    if (!finished) {
-      logger.warn({ run_id: inFlight.id }, 'the run did not finish within the grace period; abandoning it');
-      kill.abort(new Error('shutdown grace period is over'));
-      // One more short wait so the run can record what it abandoned.
-      const t2 = new AbortController();
-      await Promise.race([inFlight.done, clock.sleep(2_000, t2.signal).catch(() => undefined)]);
-      t2.abort();
-    }
-  }
+  await drainRun(deps, rt, deps.shutdownGraceMs ?? 20_000);
   await server?.close();
   logger.info({}, 'daemon stopped');
   return EXIT.OK;

@@ -17,7 +17,8 @@ export function notifyEventsOf(summary: RunSummary, runId: string | null, previo
     digest: summary.approval?.digest ?? null,
     message: summary.error ?? null,
   };
-  if (summary.dryRun || summary.mode !== 'apply') return [];
+  // A dry run notifies nothing: its notifier is the seam's no-op one (src/app/run-environment.ts).
+  if (summary.mode !== 'apply') return [];
   const result = runResultOf(summary);
   const out: NotifyEvent[] = [];
   if (result === 'guard') {

@@ -8,14 +8,16 @@
  *   metadata.managed_by is removed. Nothing on the platform is deleted, and the sync no longer patches or removes them.
  */
 import { RecordHistory } from '../mirror/record-history.js';
+import { throughSeam } from '../applier/index.js';
 import type { DesiredMember, DesiredState, EntityKind, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import { isPlatformError, platformFailure } from '../platform/errors.js';
 import { departmentOwnership, MANAGED_BY_KEY, normEmail, normPhone, positionOwnership } from '../planner/index.js';
 import { EXIT, OrgsyncError, oneLine } from '../shared/errors.js';
 import type { RunHistory } from '../mirror/runs.js';
-import { refreshMirror } from './refresh-mirror.js';
-import type { RunParts } from './run-once.js';
+import { refreshOptionsFrom } from './pipeline/options.js';
+import { refreshStage } from './pipeline/refresh.js';
+import type { RunParts } from './pipeline/run-state.js';
 
 /** What `--match` compares. */
 export type AdoptMatch = 'email' | 'phone' | 'third-id';
@@ -42,20 +44,19 @@ export interface OwnershipCommandDeps extends RunParts {
 
 /** Brings the mirror up to date (as a run does) so actions are computed against the platform as it is. */
 export async function refreshForOwnership(deps: OwnershipCommandDeps): Promise<void> {
-  try {
-    await refreshMirror({
-      client: deps.client,
-      mirror: deps.mirror,
-      clock: deps.clock,
-      logger: deps.logger,
-      overlapSeconds: deps.config.state.mirror_overlap_seconds,
-      fullWalkEveryMs: deps.config.state.full_walk_every,
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    });
-  } catch (err) {
-    if (isPlatformError(err)) throw platformFailure(err);
-    throw err;
-  }
+  await refreshStage(deps, refreshOptionsFrom(deps.config));
+}
+
+/**
+ * What carries the actions out: runOwnershipCommand (recorded in the run and record histories), or in a dry run
+ * nothing at all. Chosen at the dry-run seam, once, like a run's writes.
+ */
+export function ownershipRunner(deps: OwnershipCommandDeps & { history: RunHistory; runId: string }, dryRun: boolean): (kind: OwnershipAction['kind'], actions: readonly OwnershipAction[]) => Promise<void> {
+  return throughSeam(
+    dryRun,
+    () => (kind: OwnershipAction['kind'], actions: readonly OwnershipAction[]) => runOwnershipCommand(deps, kind, actions),
+    () => async () => undefined,
+  );
 }
 
 const memberLabel = (m: PlatformMember): string => `"${m.display_name}"${m.email ? ` <${m.email}>` : m.phone ? ` <${m.phone}>` : ''}`;

@@ -102,18 +102,23 @@ export async function refreshMirror(options: RefreshMirrorOptions): Promise<Refr
   return { entities };
 }
 
-async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions): Promise<EntityRefreshResult> {
-  const { client, mirror, clock, signal } = options;
-  const log = options.logger.child({ entity });
-  const state = mirror.state(entity);
-  const startMs = clock.now();
+/** Whether an entity's walk is a full one, and (incremental) from when: the watermark less the overlap. */
+function walkMode(options: RefreshMirrorOptions, state: ReturnType<Mirror['state']>, startMs: number): { full: boolean; updatedSince: string | undefined } {
   const period = options.fullWalkEveryMs ?? DEFAULT_FULL_WALK_EVERY_MS;
   const lastFull = state.lastFullWalkAt === undefined ? NaN : Date.parse(state.lastFullWalkAt);
   // A clock that went back behind the last full walk cannot say when the next is due: take one now.
   const full =
     options.full === true || state.watermark === undefined || Number.isNaN(lastFull) || startMs - lastFull >= period || startMs < lastFull;
   const overlapMs = (options.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000;
-  const updatedSince = full ? undefined : new Date(Date.parse(state.watermark!) - overlapMs).toISOString();
+  return { full, updatedSince: full ? undefined : new Date(Date.parse(state.watermark!) - overlapMs).toISOString() };
+}
+
+async function refreshEntity(entity: EntityKind, options: RefreshMirrorOptions): Promise<EntityRefreshResult> {
+  const { client, mirror, clock, signal } = options;
+  const log = options.logger.child({ entity });
+  const state = mirror.state(entity);
+  const startMs = clock.now();
+  const { full, updatedSince } = walkMode(options, state, startMs);
   const limit = options.pageSize ?? FULL_WALK_PAGE_SIZE;
 
   // The new watermark is the platform's own time when it served the walk's FIRST page (its Date header), never

@@ -1,26 +1,20 @@
 /**
- * Saved plans (issue 10): `orgsync plan --out plan.json` writes the plan with hashes of the mirror state and of the
- * source snapshot it was computed from, signed with a key kept in the state DB; `orgsync apply plan.json` refreshes
- * the mirror, re-reads the sources and executes exactly that plan, or refuses (exit 2) when the file was edited or
- * when the platform or the sources changed since. This is the plan -> approval -> apply path of change management.
+ * The saved plan format (issue 10): `orgsync plan --out plan.json` writes the plan with hashes of the mirror state and
+ * of the source snapshot it was computed from, signed with a key kept in the state DB. This module builds, signs,
+ * writes, reads and verifies that file (what approvals need too); applying one is the use case of
+ * ./apply-saved-plan.ts. This is the plan -> approval -> apply path of change management.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { writePrivateFile } from '../shared/private-file.js';
 import { z } from 'zod';
-import type { DesiredState, EntityKind, Plan } from '../domain/index.js';
-import { blockedRecords, countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
-import { applyChanges, type ChangeResult } from '../applier/index.js';
+import type { DesiredState, Plan } from '../domain/index.js';
+import { PLAN_FORMAT_VERSION } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
-import { isPlatformError, platformFailure } from '../platform/errors.js';
-import { calculatePlan, lifecycleOptionsFrom } from '../planner/index.js';
-import { EXIT, OrgsyncError } from '../shared/errors.js';
+import { OrgsyncError } from '../shared/errors.js';
 import { redactSecrets } from '../shared/redact.js';
-import { refreshMirror } from './refresh-mirror.js';
-import { partialExitCode, plannerSnapshot, type RunFailure, type RunObserver, type RunParts, type RunSummary } from './run-once.js';
-import { createRunTrust } from './trust.js';
 
 /** The `kind` of a saved plan file. */
 export const SAVED_PLAN_KIND = 'orgsync-saved-plan';
@@ -118,7 +112,18 @@ const savedPlanShape = z.looseObject({
   integrity: z.string(),
 });
 
-const refused = (file: string, why: string): OrgsyncError => new OrgsyncError('PLAN_REFUSED', `${file}: ${why}`);
+/** A saved plan refused (PLAN_REFUSED, exit 2): `file` names it. */
+export const planRefused = (file: string, why: string): OrgsyncError => new OrgsyncError('PLAN_REFUSED', `${file}: ${why}`);
+
+/** What to do with a file that is not a saved plan. */
+const SAVE_ONE = 'save one with `orgsync plan --out FILE`';
+
+/** What a JSON document that is no saved plan is instead, for the message (issue 32: say what it is not). */
+function whatItIs(json: unknown, issue: string): string {
+  const doc = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+  if (doc && 'in_sync' in doc && 'summary' in doc && Array.isArray(doc.changes)) return 'it is the output of `orgsync plan --output json`, which is for reading and carries no signature';
+  return issue;
+}
 
 /**
  * Reads and checks a saved plan file: its shape, that it is this sync's, and its signature (an edited file is
@@ -134,27 +139,30 @@ export function readSavedPlan(file: string, syncId: string, key: Buffer): SavedP
   return parseSavedPlan(text, file, syncId, key);
 }
 
-/** Checks a saved plan document given as text (`label` names it in messages): shape, sync id, signature. */
+/** Checks a saved plan document given as text (`file` names it in messages): shape, sync id, signature. */
 export function parseSavedPlan(text: string, file: string, syncId: string, key: Buffer): SavedPlanFile {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw refused(file, `not a saved plan: invalid JSON (${(err as Error).message})`);
+    throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (not JSON: ${(err as Error).message}): ${SAVE_ONE}`);
   }
   const parsed = savedPlanShape.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw refused(file, `not a saved plan of this orgsync: ${issue ? `${issue.path.join('.') || 'document'}: ${issue.message}` : 'invalid'}`);
+    const first = parsed.error.issues[0];
+    const issue = first ? `${first.path.join('.') || 'document'}: ${first.message}` : 'invalid';
+    // Another kind of file altogether, or a saved plan of another format version (made by another orgsync).
+    if ((json as { kind?: unknown } | null)?.kind !== SAVED_PLAN_KIND) throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (${whatItIs(json, issue)}): ${SAVE_ONE}`);
+    throw planRefused(file, `not a saved plan of this orgsync: ${issue}; make a new one with \`orgsync plan --out FILE\``);
   }
   const saved = json as SavedPlanFile;
   const { integrity, ...doc } = saved;
   const expected = Buffer.from(sign(doc, key));
   const given = Buffer.from(integrity);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw refused(file, 'the plan file was edited after it was written, or was made with another state DB (integrity check failed); make a new plan');
+    throw planRefused(file, 'the plan file was edited after it was written, or was made with another state DB (integrity check failed); make a new plan');
   }
-  if (saved.sync_id !== syncId || saved.plan.syncId !== syncId) throw refused(file, `the plan is for sync ${saved.sync_id}, the config is sync ${syncId}`);
+  if (saved.sync_id !== syncId || saved.plan.syncId !== syncId) throw planRefused(file, `the plan is for sync ${saved.sync_id}, the config is sync ${syncId}`);
   return saved;
 }
 
@@ -169,132 +177,6 @@ export function staleInputs(saved: Pick<SavedPlanFile, 'inputs' | 'created_at'>,
   ];
   return changed.length > 0 ? `${changed.join(' and ')} changed since the plan was made (${saved.created_at})` : undefined;
 }
-
-/** What applying a saved plan needs (the CLI builds them from the run environment). */
-export interface SavedPlanDeps extends RunParts {
-  trust: TrustStateStore;
-  readDesiredState(signal?: AbortSignal): Promise<DesiredState>;
-  observer?: RunObserver;
-  callStats?(): { requests: number; rateLimited: number };
-}
-
-function toFailure(r: ChangeResult): RunFailure {
-  const platformId = r.platformId ?? r.change.platformId;
-  return { id: r.change.id, entity: r.change.entity, op: r.change.op, thirdId: r.change.thirdId, ...(platformId ? { platformId } : {}), status: r.status, message: r.message ?? r.status };
-}
-
-/**
- * Applies a saved plan: checks the file, refreshes the mirror, re-reads the sources, refuses (PLAN_REFUSED, exit 2)
- * when either hash differs, then executes exactly the plan's changes (no re-plan: a change the platform no longer
- * accepts is reported, and the next sync picks it up). Returns the run summary.
- */
-export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise<RunSummary> {
-  const { config, client, mirror, ownership, logger, clock } = deps;
-  const started = clock.now();
-  const callsAtStart = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
-  const saved = readSavedPlan(file, config.sync.id, deps.trust.planSigningKey());
-  const plan = saved.plan;
-  if (plan.refusal) {
-    throw new OrgsyncError('GUARD_TRIPPED', `${file}: the plan was refused by ${plan.refusal.guard} when it was made, so it cannot be applied: ${plan.refusal.message}`);
-  }
-  const refresh = async (entities?: readonly EntityKind[]): Promise<void> => {
-    try {
-      await refreshMirror({
-        client,
-        mirror,
-        clock,
-        logger,
-        overlapSeconds: config.state.mirror_overlap_seconds,
-        fullWalkEveryMs: config.state.full_walk_every,
-        ...(entities ? { entities } : {}),
-        ...(deps.signal ? { signal: deps.signal } : {}),
-      });
-    } catch (err) {
-      if (isPlatformError(err)) throw platformFailure(err);
-      throw err;
-    }
-  };
-  await refresh();
-  const refreshedAt = clock.now();
-  const mirrorHash = mirrorStateHash(mirror, ownership);
-  if (mirrorHash !== saved.inputs.mirror_hash) {
-    throw refused(file, `the platform changed since the plan was made (${saved.created_at}): the mirror state differs; nothing applied, make a new plan`);
-  }
-  const desired = await deps.readDesiredState(deps.signal);
-  const readAt = clock.now();
-  if (sourceSnapshotHash(desired) !== saved.inputs.source_hash) {
-    throw refused(file, `the sources changed since the plan was made (${saved.created_at}); nothing applied, make a new plan`);
-  }
-  logger.info({ file, changes: plan.changes.length, created_at: saved.created_at }, 'applying a saved plan');
-
-  // The trust state advances as in a sync run (missing-since counters, source counts, scope).
-  const trust = createRunTrust(deps.trust, config, mirror).prepare(desired, {}, clock.now());
-  calculatePlan(desired, plannerSnapshot(mirror, ownership), {
-    syncId: config.sync.id,
-    policy: config.sync.policy,
-    memberRemoval: config.sync.member_removal,
-    deleteThreshold: config.sync.delete_threshold,
-    adopt: config.sync.adopt,
-    lifecycle: lifecycleOptionsFrom(config.sync),
-    now: clock.now(),
-    trust: trust.filter,
-    ...(config.sync.root_department !== undefined ? { rootDepartment: config.sync.root_department } : {}),
-  });
-
-  const plannedAt = clock.now();
-  deps.observer?.onPlan?.(plan, desired);
-  deps.observer?.onApplyStart?.(plan.changes.length);
-  const result = await applyChanges(
-    plan.changes,
-    { client, mirror, ownership, logger, clock, syncId: config.sync.id, adopt: config.sync.adopt, refresh },
-    {
-      concurrency: config.platform.concurrency,
-      maxFailures: config.sync.max_failures,
-      ...(deps.signal ? { signal: deps.signal } : {}),
-      ...(deps.observer?.onChangeResult ? { onResult: deps.observer.onChangeResult } : {}),
-      keep: 'unsuccessful',
-    },
-  );
-  const failures = result.results.filter((r) => r.status !== 'applied' && r.status !== 'adopted' && r.status !== 'skipped_admin' && r.status !== 'not_started').map(toFailure);
-  const notStarted = result.results.filter((r) => r.status === 'not_started').map(toFailure);
-  if (!result.stopped) trust.commit();
-  // A lost lease or a refused credential fails the apply (as in a sync); a shutdown only stops it.
-  const halted = result.stopReason && result.stopReason.kind !== 'shutdown' ? result.stopReason : undefined;
-  const partial = failures.length > 0 || notStarted.length > 0 || desired.quarantine.length > 0;
-  const calls = deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
-  // Where the time went (RunSummary.phases, as runOnce reports it); the plan itself was made by `orgsync plan`.
-  const phases = { refreshMs: refreshedAt - started, sourcesMs: readAt - refreshedAt, planMs: plannedAt - readAt, applyMs: clock.now() - plannedAt };
-  const summary: RunSummary = {
-    syncId: config.sync.id,
-    mode: 'apply',
-    result: halted ? 'failed' : result.stopped ? 'stopped' : partial ? 'partial' : plan.changes.length === 0 ? 'in_sync' : 'applied',
-    exitCode: result.stopped ? EXIT.FAILED : partial ? partialExitCode({ failures, notStarted }, config.sync.exit_code_on_quarantine) : EXIT.OK,
-    dryRun: false,
-    startedAt: new Date(started).toISOString(),
-    durationMs: clock.now() - started,
-    plan: { ...plan, counts: countChanges(plan.changes) },
-    applied: result.applied,
-    byStatus: result.byStatus,
-    failures,
-    notStarted,
-    quarantined: desired.quarantine,
-    blocked: blockedRecords(plan),
-    skippedAdmin: result.byStatus.skipped_admin,
-    replanRounds: 0,
-    notConverged: [],
-    apiCalls: calls.requests - callsAtStart.requests,
-    rateLimited: calls.rateLimited - callsAtStart.rateLimited,
-    phases,
-    ...(result.stopReason ? { stop: result.stopReason } : {}),
-    ...(halted
-      ? { error: `${halted.message}: stopped after ${Object.values(result.applied).reduce((n, ops) => n + Object.values(ops).reduce((a, b) => a + b, 0), 0)} writes` }
-      : result.stopped
-        ? { error: 'stopped by a shutdown signal: writes in flight finished, nothing new was started' }
-        : {}),
-  };
-  return summary;
-}
-
 
 /** Signs and writes the plan of a plan-mode run (`orgsync plan --out F`); `desired` is what that run read. */
 export function savePlan(file: string, plan: Plan, desired: DesiredState, state: { mirror: Mirror; ownership: OwnershipStore; trust: TrustStateStore }): SavedPlanFile {

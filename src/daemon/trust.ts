@@ -16,13 +16,12 @@ export interface TrustRunOptions {
   /** `sync --accept-scope-change`. */
   acceptScopeChange?: boolean;
   allowDeletes?: number;
-  dryRun?: boolean;
 }
 
 /** The trust part of one run. */
 export interface PreparedTrust {
   filter: PlanTrustFilter;
-  /** Records the run as accepted (call only after it applied; a dry run records nothing). */
+  /** Records the run as accepted (call only after it applied; a dry run's writes never call it). */
   commit(): void;
   /** What the filter saw (after the first plan). */
   observation(): TrustObservation | undefined;
@@ -74,7 +73,6 @@ export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sou
         filter,
         observation: () => seen,
         commit() {
-          if (options.dryRun === true) return;
           store.commit({
             at: new Date(now).toISOString(),
             snapshot: sourceCounts(desired),

@@ -45,7 +45,7 @@ export function terminalLine(json: string): string {
   }
   const time = typeof o.time === 'string' ? o.time.slice(11, 19) : '';
   const level = (LEVEL_NAMES[o.level as number] ?? String(o.level)).padEnd(5);
-  if (o.msg === 'change applied' && typeof o.line === 'string') return `${time} ${level} ${typeof o.detail === 'string' ? o.detail : o.line}${o.dry_run === true ? ' (dry run)' : ''}\n`;
+  if ((o.msg === 'change applied' || o.msg === 'would apply') && typeof o.line === 'string') return `${time} ${level} ${typeof o.detail === 'string' ? o.detail : o.line}${o.dry_run === true ? ' (dry run)' : ''}\n`;
   const skip = new Set(['time', 'level', 'msg', 'pid', 'hostname', 'sync_id', 'run_id', 'line', 'detail']);
   const rest = Object.entries(o)
     .filter(([k]) => !skip.has(k))
@@ -110,7 +110,7 @@ export function createLogger(options: LoggerOptions): OrgsyncLogger {
               logMethod(this: PinoLogger, args: Parameters<PinoLogger['info']>, method: PinoLogger['info'], level: number) {
                 // pino's own arguments of one log call (an object and a message): a bounded list.
                 // eslint-disable-next-line orgsync/no-spread-arguments
-                if (level === 30 && args[1] === 'change applied') return this.debug(...(args as [object, string]));
+                if (level === 30 && (args[1] === 'change applied' || args[1] === 'would apply')) return this.debug(...(args as [object, string]));
                 // eslint-disable-next-line orgsync/no-spread-arguments
                 return method.apply(this, args);
               },

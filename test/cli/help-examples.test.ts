@@ -17,7 +17,8 @@ import { main } from '../../src/cli/main.js';
 import { CLI, ensureBuilt, repoRoot } from '../helpers/build.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
-import { captureContext, DEMO_KEY, demoSeed, until } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
+import { DEMO_KEY, demoSeed, until } from '../daemon/support.js';
 
 /** One example line of a command's help. */
 interface Example {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { parseConfig } from '../../src/config/load.js';
 import { nearestKey } from '../../src/config/zod-errors.js';
-import { captureContext } from '../daemon/support.js';
+import { captureContext } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const COMMANDS = [['config', 'validate'], ['plan'], ['sync']] as const;

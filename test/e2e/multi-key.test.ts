@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { openRunEnvironment } from '../../src/cli/commands/daemon.js';
+import { openRunEnvironment } from '../../src/app/run-environment.js';
 import { loadConfig } from '../../src/config/load.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { cli } from '../helpers/cli.js';

@@ -7,7 +7,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openRunEnvironment, type RunEnvironment } from '../../src/cli/commands/daemon.js';
+import { openRunEnvironment, type RunEnvironment } from '../../src/app/run-environment.js';
 import { loadConfig } from '../../src/config/load.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { DEMO_KEY, demoSeed } from '../daemon/support.js';

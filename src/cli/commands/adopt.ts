@@ -2,27 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { ambiguousEntities, runOwnershipCommand, planAdoption, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan, type AdoptMatch } from '../../daemon/ownership-commands.js';
+import { ambiguousEntities, ownershipRunner, planAdoption, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan, type AdoptMatch } from '../../daemon/ownership-commands.js';
 import type { EntityKind } from '../../domain/index.js';
-import { TrustStateStore } from '../../mirror/trust-state.js';
+import { openRunEnvironment, ownershipDeps } from '../../app/run-environment.js';
 import { readDesiredState } from '../../sources/index.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment, type RunEnvironment } from './daemon.js';
-
-/** The parts of the ownership commands, from a run environment. */
-export function ownershipDeps(env: RunEnvironment, ctx: CliContext) {
-  return {
-    config: env.config,
-    client: env.client,
-    mirror: env.mirror,
-    ownership: env.ownership,
-    trust: new TrustStateStore(env.db, env.config.sync.id),
-    logger: env.logger,
-    clock: env.clock,
-    signal: ctx.shutdownSignal,
-  };
-}
 
 /**
  * `orgsync adopt --config F --match email|phone|third-id [--entity members|departments|positions] [--dry-run]`:
@@ -68,7 +53,7 @@ Examples:
             }
             ctx.stdout.write(renderOwnershipPlan('adopt', actions));
             // Recorded in the run history (trigger adopt) when it changes something; a dry run changes nothing.
-            if (opts.dryRun !== true && actions.length > 0) await runOwnershipCommand({ ...deps, history: env.history, runId: randomUUID() }, 'adopt', actions);
+            if (actions.length > 0) await ownershipRunner({ ...deps, history: env.history, runId: randomUUID() }, opts.dryRun === true)('adopt', actions);
             ctx.stdout.write(renderOwnershipDone('adopt', actions.length, opts.dryRun === true));
             return EXIT.OK;
           } finally {

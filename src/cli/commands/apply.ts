@@ -3,15 +3,13 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import { finishSyncRun } from '../../daemon/daemon.js';
-import { combineObservers } from '../../daemon/run-once.js';
-import type { ChangeResult } from '../../applier/index.js';
 import { RecordHistory } from '../../mirror/record-history.js';
-import { applySavedPlan } from '../../daemon/saved-plan.js';
+import { applySavedPlan } from '../../daemon/apply-saved-plan.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { readDesiredState } from '../../sources/index.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment } from '../../app/run-environment.js';
 import { renderSyncSummary, syncSummaryJson } from './sync.js';
 import { createProgressReporter } from './sync-progress.js';
 
@@ -45,7 +43,6 @@ Examples:
           const progress = createProgressReporter({ tty: ctx.isTTY, stream: ctx.stderr, logger: env.logger });
           // Issue 22: the plan's writes go into the per-record history under this run's id (trigger apply).
           const runId = randomUUID();
-          const writes: ChangeResult[] = [];
           try {
             const summary = await applySavedPlan(
               {
@@ -58,18 +55,14 @@ Examples:
                 clock: env.clock,
                 readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, ...(signal ? { signal } : {}) }),
                 signal: ctx.shutdownSignal,
-                observer: combineObservers(progress.observer, { onChangeResult: (r) => writes.push(r) })!,
+                observer: progress.observer,
                 callStats: env.callStats,
+                recordHistory: { store: new RecordHistory(env.db), runId, trigger: 'apply', retentionDays: env.state.historyDays },
               },
               file,
             );
             progress.stop();
             // Like a sync: a run-history row (trigger apply), the run metrics, and a Pushgateway push when configured.
-            try {
-              new RecordHistory(env.db).recordResults(writes, { runId, trigger: 'apply', at: env.clock.now() });
-            } catch (err) {
-              env.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not record the writes in the record history');
-            }
             await finishSyncRun(env, summary, runId, 'apply');
             if (summary.exitCode === EXIT.FAILED && summary.error) ctx.stderr.write(`orgsync: ${summary.error}\n`);
             ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(syncSummaryJson(summary), null, 2)}\n` : renderSyncSummary(summary));

@@ -1,8 +1,10 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
+import { approvalJson } from '../../daemon/approvals.js';
+import { stateDbOptionsFrom, type StateDbSettings } from '../../daemon/pipeline/options.js';
 import { parseSavedPlan } from '../../daemon/saved-plan.js';
 import { ApprovalStore, type ApprovalRecord } from '../../mirror/approvals.js';
 import { openStateDb } from '../../mirror/db.js';
@@ -15,29 +17,12 @@ import { steadyWallClock, systemClock } from '../../shared/clock.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 
-/** An approval in `approvals list --output json` and /status (without the plan itself). */
-export function approvalJson(a: ApprovalRecord): Record<string, unknown> {
-  const saved = JSON.parse(a.savedPlan) as { counts?: unknown };
-  return {
-    digest: a.digest,
-    guard: a.guard,
-    status: a.status,
-    created_at: a.createdAt,
-    run_id: a.runId,
-    message: a.message,
-    counts: saved.counts ?? null,
-    approved_at: a.approvedAt,
-    approved_by: a.approvedBy,
-    used_at: a.usedAt,
-    used_by_run: a.usedByRun,
-  };
-}
-
-function withStore<T>(config: Config, fn: (store: ApprovalStore, db: ReturnType<typeof openStateDb>, dbPath: string) => T): T {
-  const dbPath = resolveConfigPath(config, config.state.path);
-  const db = openStateDb(dbPath, { busyTimeoutMs: config.state.busy_timeout });
+/** Opens the state DB of `config`, hands `fn` its approvals, closes it. */
+function withStore<T>(config: Config, fn: (store: ApprovalStore, db: ReturnType<typeof openStateDb>, state: StateDbSettings) => T): T {
+  const state = stateDbOptionsFrom(config);
+  const db = openStateDb(state.path, { busyTimeoutMs: state.busyTimeoutMs });
   try {
-    return fn(new ApprovalStore(db, config.sync.id), db, dbPath);
+    return fn(new ApprovalStore(db, config.sync.id), db, state);
   } finally {
     db.close();
   }
@@ -47,6 +32,55 @@ function find(store: ApprovalStore, digest: string): ApprovalRecord {
   const a = store.get(digest);
   if (!a) throw new OrgsyncError('NOT_FOUND', `no approval ${digest} for sync ${store.syncId} in this state DB; see \`orgsync approvals list\``);
   return a;
+}
+
+/** `approvals list`'s text: one line per approval. */
+function listText(config: Config, list: readonly ApprovalRecord[]): string {
+  if (list.length === 0) return `No approvals for sync ${config.sync.id}.\n`;
+  return list.map((a) => `${a.digest}  ${a.status.padEnd(10)}  ${a.guard.padEnd(16)}  ${a.createdAt}  ${a.status === 'used' ? `used by run ${a.usedByRun ?? '?'} at ${a.usedAt ?? '?'}` : a.message}\n`).join('');
+}
+
+/** `approvals show`'s document: the saved plan as text, JSON or the HTML report. */
+function showApproval(config: Config, digest: string, output: 'text' | 'json' | 'html'): string {
+  return withStore(config, (store, db) => {
+    const a = find(store, digest);
+    const saved = parseSavedPlan(a.savedPlan, `approval ${a.digest}`, config.sync.id, new TrustStateStore(db, config.sync.id).planSigningKey());
+    const context = JSON.parse(a.context) as PlanReportContext;
+    const extras = { quarantine: context.quarantine ?? [] };
+    if (output === 'html') return renderPlanHtml(saved.plan, { ...context, approval: { digest: a.digest, status: a.status } });
+    if (output === 'json') return `${JSON.stringify({ ...approvalJson(a), inputs: saved.inputs, plan: planToJson(saved.plan, extras) }, null, 2)}\n`;
+    return `Approval ${a.digest} (${a.status}), refused by ${a.guard} at ${a.createdAt}${a.usedByRun ? `, used by run ${a.usedByRun}` : ''}\n\n${renderPlanText(saved.plan, extras)}`;
+  });
+}
+
+/** Who approves: the user's name, or the command alone (a container without a passwd entry has no user name). */
+function approver(): string {
+  try {
+    return `${userInfo().username} (approvals approve)`;
+  } catch {
+    return 'approvals approve';
+  }
+}
+
+/** `approvals approve`: marks the approval approved, under the state DB's lease; returns the line to print. */
+function approveStored(config: Config, digest: string): string {
+  return withStore(config, (store, db, state) => {
+    const lease = new MirrorLease(db, { dbPath: state.path, now: steadyWallClock(systemClock), ttlMs: state.leaseTtlMs });
+    try {
+      lease.acquire();
+    } catch (err) {
+      throw explainStateDbError(err, state.path, { doing: 'cannot take the state DB lease to approve', busyTimeoutMs: state.busyTimeoutMs });
+    }
+    try {
+      const a = find(store, digest);
+      if (a.status === 'used') throw new OrgsyncError('NOT_FOUND', `approval ${a.digest} was already used by run ${a.usedByRun ?? '?'} at ${a.usedAt ?? '?'}; an approval is used once`);
+      if (a.status === 'superseded') throw new OrgsyncError('NOT_FOUND', `approval ${a.digest} was superseded by a later refused plan; see \`orgsync approvals list\``);
+      store.approve(a.digest, new Date(systemClock.now()).toISOString(), approver());
+      return `Approved ${a.digest} (${a.guard}): the next run applies exactly this plan if the platform and the sources still match what it was made from.\n`;
+    } finally {
+      lease.release();
+    }
+  });
 }
 
 /**
@@ -65,7 +99,13 @@ Examples:
   $ orgsync approvals show sha256:4f1c2a9b7e0d --config my-sync.yaml --output html > review.html   # a digest the list printed (exit 1: none such)
   $ orgsync approvals approve sha256:4f1c2a9b7e0d --config my-sync.yaml                          # a digest the list printed (exit 1: none such)`,
     );
+  registerList(approvals, ctx, setResult);
+  registerShow(approvals, ctx, setResult);
+  registerApprove(approvals, ctx, setResult);
+}
 
+/** `orgsync approvals list`. */
+function registerList(approvals: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
   approvals
     .command('list')
     .description('List the approvals of this sync, newest first: digest, guard, status (pending, approved, used, superseded), when, and the refusal.')
@@ -77,16 +117,15 @@ Examples:
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
           const list = withStore(config, (store) => store.list());
-          if (opts.output === 'json') ctx.stdout.write(`${JSON.stringify({ sync_id: config.sync.id, approvals: list.map(approvalJson) }, null, 2)}\n`);
-          else if (list.length === 0) ctx.stdout.write(`No approvals for sync ${config.sync.id}.\n`);
-          else {
-            for (const a of list) ctx.stdout.write(`${a.digest}  ${a.status.padEnd(10)}  ${a.guard.padEnd(16)}  ${a.createdAt}  ${a.status === 'used' ? `used by run ${a.usedByRun ?? '?'} at ${a.usedAt ?? '?'}` : a.message}\n`);
-          }
+          ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify({ sync_id: config.sync.id, approvals: list.map(approvalJson) }, null, 2)}\n` : listText(config, list));
           return EXIT.OK;
         })(),
       );
     });
+}
 
+/** `orgsync approvals show`. */
+function registerShow(approvals: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
   approvals
     .command('show')
     .description('Show the plan saved under DIGEST: as text (the plan table), JSON (the approval and `plan --output json`\'s document) or the HTML report.')
@@ -97,22 +136,15 @@ Examples:
     .action((digest: string, opts: { config: string; output: 'text' | 'json' | 'html' }) => {
       setResult(
         (async () => {
-          const config = loadConfig(opts.config, ctx.env);
-          const out = withStore(config, (store, db) => {
-            const a = find(store, digest);
-            const saved = parseSavedPlan(a.savedPlan, `approval ${a.digest}`, config.sync.id, new TrustStateStore(db, config.sync.id).planSigningKey());
-            const context = JSON.parse(a.context) as PlanReportContext;
-            const extras = { quarantine: context.quarantine ?? [] };
-            if (opts.output === 'html') return renderPlanHtml(saved.plan, { ...context, approval: { digest: a.digest, status: a.status } });
-            if (opts.output === 'json') return `${JSON.stringify({ ...approvalJson(a), inputs: saved.inputs, plan: planToJson(saved.plan, extras) }, null, 2)}\n`;
-            return `Approval ${a.digest} (${a.status}), refused by ${a.guard} at ${a.createdAt}${a.usedByRun ? `, used by run ${a.usedByRun}` : ''}\n\n${renderPlanText(saved.plan, extras)}`;
-          });
-          ctx.stdout.write(out);
+          ctx.stdout.write(showApproval(loadConfig(opts.config, ctx.env), digest, opts.output));
           return EXIT.OK;
         })(),
       );
     });
+}
 
+/** `orgsync approvals approve`. */
+function registerApprove(approvals: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
   approvals
     .command('approve')
     .description('Approve the plan saved under DIGEST (for operators without GitOps): the next run applies exactly it if the platform and the sources still match what it was made from, else it refuses, says what changed and saves the new plan. Writes to the state DB: needs the lease (stop a one-off sync first; a running daemon must be stopped or use sync.approve).')
@@ -130,31 +162,7 @@ Exit codes: 0 approved, 1 no such approval, it was used or superseded already, o
     .action((digest: string, opts: { config: string }) => {
       setResult(
         (async () => {
-          const config = loadConfig(opts.config, ctx.env);
-          const message = withStore(config, (store, db, dbPath) => {
-            const lease = new MirrorLease(db, { dbPath, now: steadyWallClock(systemClock), ttlMs: config.state.lease_ttl });
-            try {
-              lease.acquire();
-            } catch (err) {
-              throw explainStateDbError(err, dbPath, { doing: 'cannot take the state DB lease to approve', busyTimeoutMs: config.state.busy_timeout });
-            }
-            try {
-              const a = find(store, digest);
-              if (a.status === 'used') throw new OrgsyncError('NOT_FOUND', `approval ${a.digest} was already used by run ${a.usedByRun ?? '?'} at ${a.usedAt ?? '?'}; an approval is used once`);
-              if (a.status === 'superseded') throw new OrgsyncError('NOT_FOUND', `approval ${a.digest} was superseded by a later refused plan; see \`orgsync approvals list\``);
-              let who = 'approvals approve';
-              try {
-                who = `${userInfo().username} (approvals approve)`;
-              } catch {
-                // No user name (a container without a passwd entry): the command alone says how.
-              }
-              store.approve(a.digest, new Date(systemClock.now()).toISOString(), who);
-              return `Approved ${a.digest} (${a.guard}): the next run applies exactly this plan if the platform and the sources still match what it was made from.\n`;
-            } finally {
-              lease.release();
-            }
-          });
-          ctx.stdout.write(message);
+          ctx.stdout.write(approveStored(loadConfig(opts.config, ctx.env), digest));
           return EXIT.OK;
         })(),
       );

@@ -13,7 +13,7 @@ import type { DesiredState } from '../../domain/index.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openEmulatorDoor } from '../emulator-door.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment } from '../../app/run-environment.js';
 
 /** config/demo/ of the installed package (the same relative place from src/ and from dist/). */
 export const DEMO_DIR = fileURLToPath(new URL('../../../config/demo/', import.meta.url));

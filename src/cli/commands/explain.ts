@@ -7,7 +7,7 @@ import { historyLine, RecordHistory } from '../../mirror/record-history.js';
 import { withoutLeaseNote } from '../../mirror/snapshot.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment } from '../../app/run-environment.js';
 
 /**
  * `orgsync explain --config F <third id | platform id | email>`: where a record comes from, what the mirror holds,

@@ -6,7 +6,7 @@ import { historyJson, historyKeysFor, historyLine, RecordHistory } from '../../m
 import { withoutLeaseNote } from '../../mirror/snapshot.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment } from '../../app/run-environment.js';
 
 /** `orgsync history --config F SELECTOR [--since DURATION] [--output text|json]` (issue 22): the writes to one record, newest first. */
 export function registerHistoryCommand(program: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {

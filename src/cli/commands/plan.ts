@@ -5,7 +5,7 @@ import { planJsonChunks, planTextLines, ROWS_PER_GROUP, writeLines } from '../..
 import { accountRecords } from '../../planner/report/accounting.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment } from '../../app/run-environment.js';
 import { savePlan } from '../../daemon/saved-plan.js';
 import type { DesiredState } from '../../domain/index.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';

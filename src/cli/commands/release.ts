@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { ambiguousEntities, runOwnershipCommand, planRelease, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan } from '../../daemon/ownership-commands.js';
+import { ambiguousEntities, ownershipRunner, planRelease, refreshForOwnership, renderOwnershipDone, renderOwnershipPlan } from '../../daemon/ownership-commands.js';
 import type { EntityKind } from '../../domain/index.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { ownershipDeps } from './adopt.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment, ownershipDeps } from '../../app/run-environment.js';
 
 /**
  * `orgsync release --config F <selector>`: gives owned records up (orgsync stops managing them); nothing on the
@@ -52,7 +51,7 @@ Examples:
             }
             ctx.stdout.write(renderOwnershipPlan('release', actions));
             // Recorded in the run history (trigger release) when it changes something; a dry run changes nothing.
-            if (opts.dryRun !== true && actions.length > 0) await runOwnershipCommand({ ...deps, history: env.history, runId: randomUUID() }, 'release', actions);
+            if (actions.length > 0) await ownershipRunner({ ...deps, history: env.history, runId: randomUUID() }, opts.dryRun === true)('release', actions);
             ctx.stdout.write(renderOwnershipDone('release', actions.length, opts.dryRun === true));
             return EXIT.OK;
           } finally {

@@ -12,7 +12,7 @@ import { NOT_OWNED_ABSENT } from '../../planner/index.js';
 import { EXIT, OrgsyncError, signalExitCode } from '../../shared/errors.js';
 import { selectorProblem, selectorProblemMessage } from '../../planner/select.js';
 import type { CliContext, CommandResult } from '../context.js';
-import { openRunEnvironment } from './daemon.js';
+import { openRunEnvironment } from '../../app/run-environment.js';
 import { parseAllowDeletes } from './plan.js';
 import { createProgressReporter } from './sync-progress.js';
 import { TerminalLine } from '../../observability/terminal-line.js';
