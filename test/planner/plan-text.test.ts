@@ -21,7 +21,7 @@ describe('plan --output text', () => {
 
   it('puts the summary first and again last', () => {
     const lines = renderPlanText(calculatePlan(tree, snapshot(), OPTS)).trimEnd().split('\n');
-    expect(lines[0]).toBe('Plan: 3 to create, 0 to adopt, 0 to update, 0 to move, 0 to remove. (positions 0, departments 2, members 1)');
+    expect(lines[0]).toBe('Plan: 3 to create, 0 to adopt, 0 to update, 0 to move, 0 to remove. (changes: positions 0, departments 2, members 1)');
     expect(lines.at(-1)).toBe(lines[0]);
   });
 
