@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DesiredState, PlatformMember } from '../../src/domain/index.js';
 import type { RunOnceOptions, RunSummary } from '../../src/daemon/run-once.js';
-import { renderSyncSummary, syncSummaryJson } from '../../src/cli/commands/sync.js';
+import { renderSyncSummary, syncSummaryJson } from '../../src/cli/sync-summary.js';
 import { metricsRunObserver } from '../../src/daemon/daemon.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { ADA, expectedView, org, SyncWorld, type OrgView } from './harness.js';

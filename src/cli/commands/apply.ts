@@ -10,7 +10,7 @@ import { readDesiredState } from '../../sources/index.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from '../../app/run-environment.js';
-import { renderSyncSummary, syncSummaryJson } from './sync.js';
+import { renderSyncSummary, syncSummaryJson } from '../sync-summary.js';
 import { createProgressReporter } from './sync-progress.js';
 
 /**

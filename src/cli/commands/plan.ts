@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { InvalidArgumentError, Option } from 'commander';
+import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import { planJsonChunks, planTextLines, ROWS_PER_GROUP, writeLines } from '../../planner/render.js';
 import { accountRecords } from '../../planner/report/accounting.js';
 import { EXIT } from '../../shared/errors.js';
+import { parseAllowDeletes } from '../options.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from '../../app/run-environment.js';
 import { savePlan } from '../../daemon/saved-plan.js';
@@ -21,12 +22,6 @@ function writeReport(file: string, html: string): void {
   } catch (err) {
     throw new OrgsyncError('USAGE', `cannot write the plan report ${file}: ${(err as Error).message}`, { cause: err });
   }
-}
-
-/** Parses `--allow-deletes N` (a whole number >= 0). */
-export function parseAllowDeletes(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number of removals, e.g. --allow-deletes 25');
-  return Number(value);
 }
 
 /**
