@@ -76,11 +76,19 @@ describe('refreshStage and readSources', () => {
   });
 
   it('turns a platform failure into PLATFORM_ERROR naming what the platform said', async () => {
+    const failing = { listPage: async () => Promise.reject(new PlatformError({ kind: 'server', status: 503, code: 'unavailable', message: 'the service is down for maintenance', method: 'GET', route: '/org/departments' })) };
+    const run = startRun({ ...depsFor(ORG), client: failing as unknown as RunOnceDeps['client'] }, { mode: 'plan' });
+    const err = await refreshStage(run.deps, run.settings.refresh).catch((e: unknown) => e);
+    expect(isOrgsyncError(err) && err.code).toBe('PLATFORM_ERROR');
+    expect((err as Error).message).toContain('the service is down for maintenance');
+  });
+
+  it('turns a refused credential into CREDENTIAL_REJECTED (issue 32), keeping what the platform said', async () => {
     const refusing = { listPage: async () => Promise.reject(new PlatformError({ kind: 'unauthorized', status: 401, code: 'invalid_api_key', message: 'invalid or expired credential', method: 'GET', route: '/org/departments' })) };
     const run = startRun({ ...depsFor(ORG), client: refusing as unknown as RunOnceDeps['client'] }, { mode: 'plan' });
     const err = await refreshStage(run.deps, run.settings.refresh).catch((e: unknown) => e);
-    expect(isOrgsyncError(err) && err.code).toBe('PLATFORM_ERROR');
-    expect((err as Error).message).toContain('invalid or expired credential');
+    expect(isOrgsyncError(err) && err.code).toBe('CREDENTIAL_REJECTED');
+    expect((err as Error).message).toMatch(/^the platform rejected the credential \(invalid or expired credential\): .*\(CREDENTIAL_REJECTED, docs\/errors\.md#credential_rejected\)$/);
   });
 });
 
