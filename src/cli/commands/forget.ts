@@ -118,8 +118,8 @@ and the platform's own tombstone of the account (its administrator deletes it).
 Exit codes: 0 forgotten, 1 state DB error (locked longer than state.busy_timeout), 2 refused or config error.
 
 Examples:
-  $ orgsync forget --config orgsync.yaml E1042
-  $ orgsync forget --config orgsync.yaml jane.doe@example.com`,
+  $ orgsync forget --config my-sync.yaml E1042                      # a leaver no source lists any more (the demo's CSV still lists E1042: exit 2, refused)
+  $ orgsync forget --config my-sync.yaml nadia.silva@demo-corp.test # by e-mail, as for orgsync history (still listed in the demo: exit 2, refused)`,
     )
     .action((selector: string, opts: { config: string }) => {
       setResult((async () => forget(selector, loadConfig(opts.config, ctx.env), ctx))());
