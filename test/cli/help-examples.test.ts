@@ -13,11 +13,10 @@ import { spawn } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { CLI, ensureBuilt, repoRoot } from '../helpers/build.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
-import { captureContext } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { DEMO_KEY, demoSeed, until } from '../daemon/support.js';
 
 /** One example line of a command's help. */
@@ -30,9 +29,9 @@ interface Example {
 }
 
 async function helpOf(path: string[]): Promise<string> {
-  const cap = captureContext({});
-  expect(await main([...path, '--help'], cap.ctx), `orgsync ${path.join(' ')} --help`).toBe(0);
-  return cap.out.stdout;
+  const r = await runCli([...path, '--help']);
+  expect(r.code, `orgsync ${path.join(' ')} --help`).toBe(0);
+  return r.stdout;
 }
 
 /** The subcommands a help lists under "Commands:" (without `help`). */

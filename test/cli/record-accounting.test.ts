@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
+import { writeCsv } from '../helpers/fixtures.js';
 import { captureContext, cli } from '../helpers/cli.js';
 import { repoRoot } from '../daemon/support.js';
 
@@ -27,17 +28,17 @@ afterEach(async () => {
 
 /** A CSV of six people: two to create, a terminated one, a contractor out of scope, a future hire, a bad e-mail. */
 function writePeople(): string {
-  writeFileSync(
+  writeCsv(
     join(dir, 'people.csv'),
+    ['id', 'name', 'email', 'status', 'start', 'type'],
     [
-      'id,name,email,status,start,type',
-      `E1,Ann Lee,ann@example.com,active,${day(-100)},employee`,
-      `E2,Bob Roy,bob@example.com,leave,${day(-100)},employee`,
-      `E3,Cid Moe,cid@example.com,terminated,${day(-100)},employee`,
-      `C1,Dee Fox,dee@example.com,active,${day(-100)},contractor`,
-      `H1,Eve Kim,eve@example.com,active,${day(30)},employee`,
-      `E4,Fay Ng,not-an-email,active,${day(-100)},employee`,
-    ].join('\n') + '\n',
+      ['E1', 'Ann Lee', 'ann@example.com', 'active', day(-100), 'employee'],
+      ['E2', 'Bob Roy', 'bob@example.com', 'leave', day(-100), 'employee'],
+      ['E3', 'Cid Moe', 'cid@example.com', 'terminated', day(-100), 'employee'],
+      ['C1', 'Dee Fox', 'dee@example.com', 'active', day(-100), 'contractor'],
+      ['H1', 'Eve Kim', 'eve@example.com', 'active', day(30), 'employee'],
+      ['E4', 'Fay Ng', 'not-an-email', 'active', day(-100), 'employee'],
+    ],
   );
   const file = join(dir, 'orgsync.yaml');
   writeFileSync(

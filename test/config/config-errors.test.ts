@@ -6,10 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { parseConfig } from '../../src/config/load.js';
 import { nearestKey } from '../../src/config/zod-errors.js';
-import { captureContext } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const COMMANDS = [['config', 'validate'], ['plan'], ['sync']] as const;
@@ -23,16 +22,11 @@ function configFile(text: string): string {
   return file;
 }
 
-async function run(args: readonly string[]) {
-  const cap = captureContext();
-  const code = await main([...args], cap.ctx);
-  return { code, ...cap.out };
-}
 
 /** Runs every command on `file` and expects exit 2 and exactly `lines` on stderr from each. */
 async function expectEveryCommand(file: string, lines: string[]): Promise<void> {
   for (const command of COMMANDS) {
-    const r = await run([...command, '--config', file]);
+    const r = await runCli([...command, '--config', file]);
     expect({ command: command.join(' '), code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({
       command: command.join(' '),
       code: 2,

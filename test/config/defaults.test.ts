@@ -21,8 +21,8 @@ describe('defaults and durations at the config boundary', () => {
     expect(cfg.sync.removal_grace).toEqual({ kind: 'none' });
     expect(cfg.sync.lifecycle).toEqual({ create_days_before_start: 0, end_action: 'remove' });
     expect(cfg.metrics).toEqual({ listen: '0.0.0.0:9464', pushgateway_url: '' });
-    expect(cfg.daemon).toEqual({ trigger_token_file: '' });
-    expect(cfg.log).toEqual({ level: 'info', format: 'auto', redact: [] });
+    expect(cfg.daemon).toEqual({ trigger_token_file: '', read_token_file: '' });
+    expect(cfg.log).toEqual({ level: 'info', format: 'auto', redact: [], personal_data: false });
     expect(cfg.platform).toMatchObject({ requests_per_second: 100, concurrency: 8, timeout_ms: 30_000, max_attempts: 6, max_retry_time_ms: 120_000 });
   });
 

@@ -3,8 +3,7 @@
  * printed; `previewJson` returns the parsed `--output json` document, for tables of sources (one preset per row) that
  * check what a mapping makes of a vendor's payload before `sources check` and `sync` run it.
  */
-import { PassThrough } from 'node:stream';
-import { main } from '../../src/cli/main.js';
+import { runCli } from './cli.js';
 import type { PreviewDocument } from '../../src/sources/preview/render.js';
 
 /** The outcome of one `orgsync sources ...` call. */
@@ -14,16 +13,9 @@ export interface PreviewRun {
   stderr: string;
 }
 
-/** Runs `orgsync <args>` with `env` as its environment (secrets of the config's `${VARS}`). */
-export async function runSourcesCli(args: string[], env: Record<string, string> = {}): Promise<PreviewRun> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(args, { env, stdout, stderr, shutdownSignal: new AbortController().signal, isTTY: false });
-  return { code, stdout: out, stderr: err };
+/** Runs `orgsync <args>` with `env` as its environment (secrets of the config's `${VARS}`), through the one CLI runner. */
+export function runSourcesCli(args: string[], env: Record<string, string> = {}): Promise<PreviewRun> {
+  return runCli(args, env);
 }
 
 /** Options of previewJson. */

@@ -8,8 +8,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { captureContext } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -36,11 +35,7 @@ function config(platform: string, files: Record<string, string> = {}): string {
   return file;
 }
 
-async function run(args: string[], env: Record<string, string> = {}) {
-  const cap = captureContext(env);
-  const code = await main(args, cap.ctx);
-  return { code, ...cap.out };
-}
+const run = runCli;
 
 /** Escapes `text` for a RegExp. */
 const re = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

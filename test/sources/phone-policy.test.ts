@@ -147,6 +147,6 @@ describe('phone_policy: quarantine', () => {
     writeFileSync(file, `platform:\n  base_url: http://127.0.0.1:1\n  api_key: ek_x\nsources:\n  - name: hr\n    type: csv\n    phone_policy: ignore\n    members: { file: members.csv, fields: { id: id, display_name: name, email: email } }\n`);
     const r = await cli('sources', 'check', '--config', file);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^orgsync: ${file.replace(/[.]/g, '\\.')}: sources\\[0\\]\\.phone_policy: .*"drop".*"quarantine"`));
+    expect(r.stderr).toMatch(new RegExp(`^orgsync: ${file.replace(/[.]/g, '\\.')}:7:5: sources\\[0\\]\\.phone_policy: .*"drop".*"quarantine"`));
   });
 });
