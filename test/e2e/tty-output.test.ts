@@ -59,7 +59,10 @@ describe.skipIf(!hasScript)('sync on a terminal', () => {
     expect(lines.filter((l) => l.includes('applying ')).every((l) => /^applying \d+\/\d+ changes/.test(l))).toBe(true);
     expect(lines.some((l) => l.startsWith('applying 20001/20001 changes (100%)'))).toBe(true);
     const visible = lines.filter((l) => l.trim() !== '');
-    expect(visible.at(-1)).toMatch(/^API calls: \d+, 429s: \d+/);
+    // The summary closes the output: its API calls line, then where every source record went (issue 32).
+    expect(visible.at(-1)).toBe('  members: 20,000 records: 20,000 to create, 0 to update, 0 unchanged');
+    expect(visible.findLast((l) => l.startsWith('API calls: '))).toMatch(/^API calls: \d+, 429s: \d+/);
+    expect(visible.findIndex((l) => l.startsWith('applying 20001/20001'))).toBeLessThan(visible.findLastIndex((l) => l.startsWith('API calls: ')));
     expect(visible.length).toBeLessThan(200);
   }, 240_000);
 
