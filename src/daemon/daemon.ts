@@ -72,8 +72,8 @@ export interface DaemonDeps {
   stateOpen: () => boolean;
   /** Facts for /status. */
   info: { syncId: string; version: string; schedule: string; timezone: string };
-  /** How long in-flight writes may take to finish after a signal (default 20 s, inside Kubernetes' 30 s and the 25 s promise). */
-  shutdownGraceMs?: number;
+  /** How long in-flight writes may take to finish after a signal (`shutdown_timeout`, default 20 s in the schema). */
+  shutdownGraceMs: number;
   /** Told once the listener is up (tests read the URL from here). */
   onListening?: (url: string) => void;
   newRunId?: () => string;
@@ -322,7 +322,7 @@ export async function runDaemon(deps: DaemonDeps): Promise<number> {
   rt.state = 'stopping';
   scheduler.stop();
   logger.info({ reason: String((deps.shutdownSignal.reason as Error | undefined)?.message ?? deps.shutdownSignal.reason ?? 'shutdown') }, 'stopping: no new runs');
-  await drainRun(deps, rt, deps.shutdownGraceMs ?? 20_000);
+  await drainRun(deps, rt, deps.shutdownGraceMs);
   await server?.close();
   logger.info({}, 'daemon stopped');
   return EXIT.OK;

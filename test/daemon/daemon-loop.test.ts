@@ -192,6 +192,7 @@ describe('daemon loop', () => {
       shutdownSignal: shutdown.signal,
       stateOpen: () => true,
       info: { syncId: 's', version: 'test', schedule: '*/30 * * * *', timezone: 'UTC' },
+      shutdownGraceMs: 20_000,
     });
     await new Promise((r) => setImmediate(r));
     const text = await metrics.text();

@@ -40,6 +40,7 @@ function start(token: string | undefined) {
     shutdownSignal: shutdown.signal,
     stateOpen: () => true,
     info: { syncId: 'orgsync', version: 'test', schedule: '*/30 * * * *', timezone: 'UTC' },
+    shutdownGraceMs: 20_000,
     onListening: (u) => (url = u),
     newRunId: () => `run-${++n}`,
     ...(token !== undefined ? { triggerToken: () => token } : {}),

@@ -94,7 +94,7 @@ async function runRefresh(cfg: Config, ctx: CliContext, full: boolean): Promise<
     { observer: { onKeyDropped: (key, status, code) => logger.warn({ key, status, code: code || undefined, keys_left: client.activeKeys().length }, KEY_DROPPED_MESSAGE) } },
     cfg.meta.file,
   );
-  const db = openStateDb(resolveConfigPath(cfg, cfg.state.path));
+  const db = openStateDb(resolveConfigPath(cfg, cfg.state.path), { busyTimeoutMs: cfg.state.busy_timeout });
   try {
     return await refreshMirror({
       client,
