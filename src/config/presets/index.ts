@@ -239,6 +239,16 @@ function googleStatusMap(archived: 'active' | 'suspended' | 'left'): Record<stri
 
 const BAMBOO_REPORT_FIELDS = ['id', 'firstName', 'lastName', 'displayName', 'workEmail', 'mobilePhone', 'workPhone', 'jobTitle', 'department', 'status', 'hireDate', 'terminationDate'];
 
+/** The person fields BambooHR's report and its directory both name the same way (a fresh object per fragment). */
+const bambooPersonFields = () => ({
+  id: 'id',
+  display_name: ['{firstName} {lastName}', 'displayName'],
+  email: 'workEmail',
+  phone: ['mobilePhone', 'workPhone'],
+  title: 'jobTitle',
+  department_path: 'department',
+});
+
 /** BambooHR's custom report: every employee (onlyCurrent=false: leavers and future hires too), with status and dates. */
 function bambooReport(base: string): Fragment {
   return {
@@ -246,17 +256,7 @@ function bambooReport(base: string): Fragment {
     method: 'POST',
     body: { title: 'orgsync', fields: BAMBOO_REPORT_FIELDS },
     items_path: 'employees',
-    fields: {
-      id: 'id',
-      display_name: ['{firstName} {lastName}', 'displayName'],
-      email: 'workEmail',
-      phone: ['mobilePhone', 'workPhone'],
-      title: 'jobTitle',
-      department_path: 'department',
-      status: 'status',
-      start_date: 'hireDate',
-      end_date: 'terminationDate',
-    },
+    fields: { ...bambooPersonFields(), status: 'status', start_date: 'hireDate', end_date: 'terminationDate' },
     status_map: { Active: 'active', Inactive: 'left' },
     require_status: 'the API key\'s user needs access to the employee status field (its BambooHR access level)',
   };
@@ -267,14 +267,7 @@ function bambooDirectory(base: string): Fragment {
   return {
     url: `${base}/v1/employees/directory`,
     items_path: 'employees',
-    fields: {
-      id: 'id',
-      display_name: ['{firstName} {lastName}', 'displayName'],
-      email: 'workEmail',
-      phone: ['mobilePhone', 'workPhone'],
-      title: 'jobTitle',
-      department_path: 'department',
-    },
+    fields: bambooPersonFields(),
   };
 }
 
