@@ -380,6 +380,10 @@ export const ldapSourceSchema = z
     time_limit_seconds: z.number().int().min(0).default(120).describe('Server time limit per search (0: none; Active Directory caps a search at 120 s).'),
     timeout_ms: z.number().int().min(100).default(300_000).describe('Client time limit for one operation (a page).'),
     connect_timeout_ms: z.number().int().min(100).default(10_000).describe('TCP/TLS connect timeout.'),
+    delta: z
+      .boolean()
+      .default(true)
+      .describe('Read members by delta between full reads: entries changed since the last read (uSNChanged on Active Directory, modifyTimestamp elsewhere) plus an id-only listing for deletes; false: read every member every run.'),
     departments: z
       .union([
         z.literal(false),

@@ -11,10 +11,17 @@ import { Client, type SearchEntry } from 'ldapts';
 import type { FieldSpec, LdapSourceConfig } from '../../config/sources.js';
 import { compileField, SourceCollector, type SourceBatch } from '../../desired/index.js';
 import { sourceUnreadable, throwIfAborted, type ReadObserver, type SourceReadContext } from '../context.js';
+import type { DeltaReadContext } from '../delta/types.js';
+import { readMembersWithSnapshot, type MemberQuery, type Search } from './delta-members.js';
 import { dnKey, dnParts } from './dn.js';
 import { leanEntries } from './entry-decoder.js';
 import { entryLookup, EntryReader, pagedSearch, PagingIgnoredError } from './paged-search.js';
 import { LDAP_PROFILES } from './profiles.js';
+import { keyAttribute } from './snapshot-entry.js';
+import { takeWatermark } from './watermark.js';
+
+/** The read context, with the run's delta context when it keeps a snapshot of this source (src/sources/delta). */
+type LdapReadContext = SourceReadContext & { delta?: DeltaReadContext | undefined };
 
 /** The resolved plan of what to search and how to map it. */
 function plan(source: LdapSourceConfig) {
@@ -101,7 +108,7 @@ function describeError(err: unknown): string {
 }
 
 /** Reads a `type: ldap` source. */
-export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadContext): Promise<SourceBatch> {
+export async function readLdapSource(source: LdapSourceConfig, ctx: LdapReadContext): Promise<SourceBatch> {
   const p = plan(source);
   const collector = new SourceCollector({
     source: source.name,
@@ -120,6 +127,10 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
   leanEntries(client);
   try {
     const search = searcher(client, source, ctx);
+    // A preview reads the first entries only: never by delta, never into the snapshot.
+    const delta = observe === undefined ? ctx.delta : undefined;
+    // Taken before anything is read: an entry changed while this read runs is read again by the next delta.
+    const mark = delta ? await takeWatermark(client, source.members.base_dn ?? source.base_dn, ctx.clock) : undefined;
     // Departments (OU tree): read whole even for a preview of members, whose departments come from their DN.
     const deptByDn = p.ouTree ? await readOuTree(source, p, collector, search, observe) : new Map<string, string>();
     if (source.positions && observe?.wants('positions') !== false) {
@@ -130,15 +141,17 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
         return last;
       });
     }
-    if (observe?.wants('members') !== false) await readMembers(source, p, collector, search, deptByDn, observe);
+    if (observe?.wants('members') !== false) {
+      const query = memberQuery(source, p, collector, delta !== undefined);
+      const map = memberMapper(p, collector, deptByDn, observe);
+      if (delta) await readMembersWithSnapshot(query, mark!, search, delta, map, { source: source.name, deltaEnabled: source.delta, logger: ctx.logger });
+      else await search('members', query.base, query.filter, query.scope, query.attributes, map);
+    }
   } finally {
     await client.unbind().catch(() => {});
   }
   return collector.finish();
 }
-
-/** One paged search of the source; `onEntry` returning true ends it (a preview has the entries it wants). */
-type Search = (entity: string, base: string, filter: string, scope: 'sub' | 'one', attributes: string[], onEntry: (e: SearchEntry) => boolean | void) => Promise<void>;
 
 function searcher(client: Client, source: LdapSourceConfig, ctx: SourceReadContext): Search {
   return async (entity, base, filter, scope, attributes, onEntry) => {
@@ -191,8 +204,16 @@ async function readOuTree(source: LdapSourceConfig, p: ReturnType<typeof plan>, 
   return deptByDn;
 }
 
-/** The members' search: each entry mapped as it arrives, its department from its DN or an attribute. */
-async function readMembers(source: LdapSourceConfig, p: ReturnType<typeof plan>, collector: SourceCollector, search: Search, deptByDn: Map<string, string>, observe: ReadObserver | undefined): Promise<void> {
+/** The members' search as configured, asking for what the mapping reads (and the snapshot's key attribute `withKey`). */
+function memberQuery(source: LdapSourceConfig, p: ReturnType<typeof plan>, collector: SourceCollector, withKey: boolean): MemberQuery {
+  const m = source.members;
+  const key = keyAttribute(source.profile);
+  const attributes = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes, ...p.profile.endDateAttributes, ...(withKey ? [key] : [])]);
+  return { base: m.base_dn ?? source.base_dn, filter: m.filter ?? p.profile.memberFilter, scope: m.scope, attributes, keyAttribute: key };
+}
+
+/** Maps each member entry as it arrives, its department from its DN or an attribute; true: a preview has enough. */
+function memberMapper(p: ReturnType<typeof plan>, collector: SourceCollector, deptByDn: Map<string, string>, observe: ReadObserver | undefined): (e: SearchEntry) => boolean {
   // Members share parents: resolve each distinct parent DN once.
   const byParent = new Map<string, string>();
   const departmentOf = (dn: string): string => {
@@ -205,10 +226,8 @@ async function readMembers(source: LdapSourceConfig, p: ReturnType<typeof plan>,
     }
     return id;
   };
-  const m = source.members;
   const reader = new EntryReader();
-  const memberAttrs = uniq([...collector.fieldNames('members'), ...p.profile.disabledAttributes, ...p.profile.endDateAttributes]);
-  await search('members', m.base_dn ?? source.base_dn, m.filter ?? p.profile.memberFilter, m.scope, memberAttrs, (e) => {
+  return (e) => {
     reader.entry = e;
     const lookup = reader.lookup;
     const overrides: { department_source_id?: string; disabled: boolean; end_date?: { text: string; ms: number } } = { disabled: p.profile.isDisabled(lookup) };
@@ -218,7 +237,7 @@ async function readMembers(source: LdapSourceConfig, p: ReturnType<typeof plan>,
     const last = observe !== undefined && observe.record('members', rawEntry(e), e.name);
     collector.addMember(lookup, e.name, overrides);
     return last;
-  });
+  };
 }
 
 /** One entry as a preview shows it: its DN and each attribute as the mapping reads it (binary values in base64). */
