@@ -55,6 +55,8 @@ export interface SlapdOptions {
   limits?: string[];
   /** false: load with `slapadd -s` (no schema check), for public files with incomplete entries. Default true. */
   schemaCheck?: boolean;
+  /** Attributes added to the rootDSE (an LDIF entry with `dn:` empty), e.g. Active Directory's highestCommittedUSN. */
+  rootDse?: string;
 }
 
 /** A running slapd. */
@@ -156,6 +158,7 @@ export async function startSlapd(opts: SlapdOptions): Promise<Slapd> {
     ...['core', 'cosine', 'inetorgperson', 'nis'].map((s) => `include ${SCHEMA_DIR}/${s}.schema`),
     `include ${AD_SCHEMA}`,
     `pidfile ${join(dir, 'slapd.pid')}`,
+    opts.rootDse !== undefined ? `rootDSE ${rootDseFile(dir, opts.rootDse)}` : '',
     MODULE_DIR ? `modulepath ${MODULE_DIR}\nmoduleload back_mdb` : '',
     `sizelimit ${opts.sizeLimit ?? 'unlimited'}`,
     'timelimit unlimited',
@@ -198,6 +201,13 @@ export async function startSlapd(opts: SlapdOptions): Promise<Slapd> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Writes the rootDSE's extra attributes (global, after the schema that defines them). */
+function rootDseFile(dir: string, ldif: string): string {
+  const file = join(dir, 'root-dse.ldif');
+  writeFileSync(file, ldif);
+  return file;
 }
 
 async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {

@@ -234,3 +234,75 @@ describe.skipIf(!run)('LDAP delta reads against a real slapd (openldap profile, 
     expect(lines.map((l) => [l.obj.mode, l.obj.reason])).toEqual([['full', 'delta: false in the source config']]);
   });
 });
+
+/** A GUID's 16 bytes in base64 (LDIF) from its last byte; objectGUID strings read first three groups little-endian. */
+const guid = (n: number) => Buffer.from(`0102030405060708090a0b0c0d0e0f${n.toString(16).padStart(2, '0')}`, 'hex').toString('base64');
+const guidText = (n: number) => `04030201-0605-0807-090a-0b0c0d0e0f${n.toString(16).padStart(2, '0')}`;
+const NTDS = 'CN=NTDS Settings,DC=corp,DC=example';
+const STAFF = 'OU=Staff,DC=corp,DC=example';
+const adUser = (cn: string, n: number, usn: number, extra = '') =>
+  `dn: CN=${cn},${STAFF}\nobjectClass: user\nobjectGUID:: ${guid(n)}\ncn: ${cn}\nsn: ${cn.split(' ')[1]}\nmail: ${cn.split(' ')[0]!.toLowerCase()}@corp.example\ndepartment: Engineering\nuserAccountControl: 512\nuSNChanged: ${usn}\n${extra}`;
+const AD_LDIF = [
+  'dn: DC=corp,DC=example\nobjectClass: dcObject\nobjectClass: organization\no: corp\ndc: corp',
+  `dn: ${STAFF}\nobjectClass: organizationalUnit\nou: Staff`,
+  `dn: ${NTDS}\nobjectClass: applicationProcess\nobjectClass: orgsyncTestDsa\ncn: NTDS Settings\ninvocationId:: ${guid(0xa0)}`,
+  adUser('Alice Archer', 1, 400, 'title: Engineer\n'),
+  adUser('Bob Baker', 2, 500),
+  adUser('Carol Cole', 3, 600),
+].join('\n\n');
+
+describe.skipIf(!run)('LDAP delta reads against slapd as a domain controller (active-directory profile, uSNChanged)', () => {
+  // slapd keeps no USNs: the rootDSE says 1000 (as a controller would), and the tests set uSNChanged as AD would.
+  let slapd: Slapd;
+  beforeAll(async () => {
+    slapd = await startSlapd({ suffixes: ['DC=corp,DC=example'], ldif: [{ text: AD_LDIF }], rootDse: `dn:\nhighestCommittedUSN: 1000\ndsServiceName: ${NTDS}\n` });
+  });
+  afterAll(async () => {
+    await slapd?.stop();
+  });
+
+  const source = (): LdapSourceConfig =>
+    sourcesConfigSchema.parse([{ name: 'ad', type: 'ldap', profile: 'active-directory', url: slapd.url, bind_dn: slapd.rootDn, bind_password: slapd.rootPassword, base_dn: 'DC=corp,DC=example' }])[0] as LdapSourceConfig;
+  const ldapmodify = (ldif: string) => {
+    const r = spawnSync('ldapmodify', ['-x', '-H', slapd.url, '-D', slapd.rootDn, '-w', slapd.rootPassword], { input: ldif, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`ldapmodify failed: ${r.stderr}`);
+  };
+  const fullRead = () => readLdapSource(source(), { env: {}, logger: recordingLogger().logger, clock, resolvePath: (p) => p });
+  async function snapshotRead(store: MemorySnapshot, mode: ReadMode) {
+    const { logger, lines } = recordingLogger();
+    const c = store.context(mode, mode === 'full' ? 'first read' : 'steady state');
+    const batch = await readLdapSource(source(), { env: {}, logger, clock, resolvePath: (p) => p, delta: c.ctx });
+    c.commit();
+    return { batch, lines, fallbacks: c.fallbacks };
+  }
+
+  it('keys members by objectGUID, takes highestCommittedUSN with the invocationId, and reads entries with uSNChanged at or above it', async () => {
+    const store = new MemorySnapshot();
+    await snapshotRead(store, 'full');
+    expect(JSON.parse(store.watermark!)).toEqual({ by: 'uSNChanged', usn: '1000', dc: guidText(0xa0) });
+    expect([...store.records.get('members')!.keys()]).toEqual([guidText(1), guidText(2), guidText(3)]);
+
+    ldapmodify(`dn: CN=Alice Archer,${STAFF}\nchangetype: modify\nreplace: title\ntitle: Staff Engineer\n-\nreplace: uSNChanged\nuSNChanged: 1001\n`);
+    ldapmodify(`dn: CN=Bob Baker,${STAFF}\nchangetype: delete\n`);
+    ldapmodify(adUser('Dora Dunn', 4, 1002).replace('\n', '\nchangetype: add\n'));
+    const { batch, lines, fallbacks } = await snapshotRead(store, 'delta');
+    expect(fallbacks).toEqual([]);
+    expect(batch).toEqual(await fullRead());
+    expect(batch.members.map((m) => [m.source_id, m.title])).toEqual([
+      [guidText(1), 'Staff Engineer'],
+      [guidText(3), undefined],
+      [guidText(4), undefined],
+    ]);
+    expect(lines).toEqual([{ obj: { source: 'ad', mode: 'delta', listed: 3, changed: 2, removed: 1, moved: 0 }, msg: 'LDAP members read by delta' }]);
+  });
+
+  it('reads in full when the controller was restored (its invocationId changed)', async () => {
+    const store = new MemorySnapshot();
+    await snapshotRead(store, 'full');
+    ldapmodify(`dn: ${NTDS}\nchangetype: modify\nreplace: invocationId\ninvocationId:: ${guid(0xb0)}\n`);
+    const { batch, fallbacks } = await snapshotRead(store, 'delta');
+    expect(fallbacks).toEqual([`the domain controller is not the one of the saved uSNChanged watermark (invocationId ${guidText(0xa0)}, now ${guidText(0xb0)}: another controller, or one restored from a backup)`]);
+    expect(batch).toEqual(await fullRead());
+    expect(JSON.parse(store.watermark!)).toEqual({ by: 'uSNChanged', usn: '1000', dc: guidText(0xb0) });
+  });
+});
