@@ -2,16 +2,16 @@
  * LDAP delta reads (issue 31) against a real slapd: a full read keeps a snapshot and a watermark, then entries are
  * modified, added, deleted and moved with ldapmodify, and the delta read on that snapshot must give the batch a
  * fresh full read gives, asking the server for the changed entries only; the snapshot it leaves must be the one a
- * full read leaves. The run's snapshot store is stood in for by a Map-backed DeltaReadContext (below).
+ * full read leaves. The run's snapshot store is stood in for by a Map-backed DeltaReadContext (test/helpers/memory-snapshot.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sourcesConfigSchema, type LdapSourceConfig } from '../../src/config/sources.js';
-import type { EntityKind } from '../../src/domain/entities.js';
-import type { DeltaReadContext, ReadMode, SnapshotRecord } from '../../src/sources/delta/types.js';
+import type { ReadMode } from '../../src/sources/delta/types.js';
 import { readLdapSource } from '../../src/sources/ldap/read-ldap.js';
 import type { Clock } from '../../src/shared/clock.js';
 import type { Logger } from '../../src/shared/logger.js';
+import { MemorySnapshot } from '../helpers/memory-snapshot.js';
 import { requireSlapd, startSlapd, type Slapd } from '../helpers/slapd.js';
 
 const run = requireSlapd();
@@ -51,46 +51,6 @@ const LDIF = [
   person('ivy', SALES),
   person('old', ARCHIVE),
 ].join('\n\n');
-
-/** The snapshot store of a run, in memory: what a commit of the writer's changes leaves. */
-class MemorySnapshot {
-  readonly records = new Map<EntityKind, Map<string, unknown>>();
-  watermark: string | undefined;
-
-  /** A DeltaReadContext on this snapshot, and `commit` to apply what the read left (as the run does after a read). */
-  context(mode: ReadMode, reason: string, watermark = this.watermark) {
-    const puts: [EntityKind, SnapshotRecord][] = [];
-    const removes: [EntityKind, string][] = [];
-    const marks: string[] = [];
-    const fallbacks: string[] = [];
-    const ctx: DeltaReadContext = {
-      mode,
-      reason,
-      watermark,
-      snapshot: (entity) => [...(this.records.get(entity) ?? new Map<string, unknown>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, raw]) => ({ key, raw })),
-      writer: {
-        watermark: (value) => marks.push(value),
-        put: (entity, record) => puts.push([entity, record]),
-        remove: (entity, key) => removes.push([entity, key]),
-        fellBackToFull: (why) => {
-          fallbacks.push(why);
-          puts.length = 0;
-          removes.length = 0;
-        },
-      },
-    };
-    const commit = () => {
-      if (mode === 'full' || fallbacks.length > 0) this.records.clear();
-      for (const [entity, r] of puts) {
-        if (!this.records.has(entity)) this.records.set(entity, new Map());
-        this.records.get(entity)!.set(r.key, JSON.parse(JSON.stringify(r.raw)));
-      }
-      for (const [entity, key] of removes) this.records.get(entity)?.delete(key);
-      this.watermark = marks.at(-1);
-    };
-    return { ctx, commit, puts, removes, marks, fallbacks };
-  }
-}
 
 /** A logger that keeps the connector's info lines (the delta read's counts). */
 function recordingLogger(): { logger: Logger; lines: { obj: Record<string, unknown>; msg: string | undefined }[] } {
