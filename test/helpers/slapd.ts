@@ -55,6 +55,10 @@ export interface SlapdOptions {
   limits?: string[];
   /** false: load with `slapadd -s` (no schema check), for public files with incomplete entries. Default true. */
   schemaCheck?: boolean;
+  /** `index` lines of every mdb database besides `objectClass eq` (e.g. `modifyTimestamp eq`). */
+  indexes?: string[];
+  /** The syncprov overlay on every mdb database: the suffix entry then carries contextCSN, the newest change. */
+  syncprov?: boolean;
   /** Attributes added to the rootDSE (an LDIF entry with `dn:` empty), e.g. Active Directory's highestCommittedUSN. */
   rootDse?: string;
 }
@@ -152,14 +156,14 @@ export async function startSlapd(opts: SlapdOptions): Promise<Slapd> {
     const db = join(dir, `db${i}`);
     spawnSync('mkdir', ['-p', db]);
     if (opts.backend === 'ldif') return `database ldif\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\n${(opts.limits ?? []).map((l) => `limits ${l}\n`).join('')}limits * size=unlimited time=unlimited\n`;
-    return `database mdb\nmaxsize 1073741824\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\nindex objectClass eq\n${(opts.limits ?? []).map((l) => `limits ${l}\n`).join('')}limits * size=unlimited time=unlimited\n`;
+    return `database mdb\nmaxsize 1073741824\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\nindex objectClass eq\n${(opts.indexes ?? []).map((i) => `index ${i}\n`).join('')}${(opts.limits ?? []).map((l) => `limits ${l}\n`).join('')}limits * size=unlimited time=unlimited\n${opts.syncprov ? 'overlay syncprov\n' : ''}`;
   });
   const conf = [
     ...['core', 'cosine', 'inetorgperson', 'nis'].map((s) => `include ${SCHEMA_DIR}/${s}.schema`),
     `include ${AD_SCHEMA}`,
     `pidfile ${join(dir, 'slapd.pid')}`,
     opts.rootDse !== undefined ? `rootDSE ${rootDseFile(dir, opts.rootDse)}` : '',
-    MODULE_DIR ? `modulepath ${MODULE_DIR}\nmoduleload back_mdb` : '',
+    MODULE_DIR ? `modulepath ${MODULE_DIR}\nmoduleload back_mdb${opts.syncprov ? '\nmoduleload syncprov' : ''}` : '',
     `sizelimit ${opts.sizeLimit ?? 'unlimited'}`,
     'timelimit unlimited',
     tls ? `TLSCACertificateFile ${tls.ca}\nTLSCertificateFile ${tls.cert}\nTLSCertificateKeyFile ${tls.key}` : '',

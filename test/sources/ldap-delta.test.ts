@@ -266,3 +266,43 @@ describe.skipIf(!run)('LDAP delta reads against slapd as a domain controller (ac
     expect(JSON.parse(store.watermark!)).toEqual({ by: 'uSNChanged', usn: '1000', dc: guidText(0xb0) });
   });
 });
+
+describe.skipIf(!run)('LDAP delta reads against slapd with the syncprov overlay (contextCSN)', () => {
+  let slapd: Slapd;
+  beforeAll(async () => {
+    const ldif = [`dn: dc=example,dc=org\nobjectClass: dcObject\nobjectClass: organization\no: example\ndc: example\n${OLD}`, ou('ou=People,dc=example,dc=org'), ou(ENG), person('ada', ENG), person('bob', ENG), person('cy', ENG)];
+    slapd = await startSlapd({ suffixes: ['dc=example,dc=org'], ldif: [{ text: ldif.join('\n\n') }], syncprov: true });
+  });
+  afterAll(async () => {
+    await slapd?.stop();
+  });
+  const ldap = (tool: string, args: string[], input?: string) => {
+    const r = spawnSync(tool, ['-x', '-H', slapd.url, '-D', slapd.rootDn, '-w', slapd.rootPassword, ...args], { input, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${tool} failed: ${r.stderr}`);
+    return r.stdout;
+  };
+  const source = (): LdapSourceConfig =>
+    sourcesConfigSchema.parse([{ name: 'dir', type: 'ldap', url: slapd.url, bind_dn: slapd.rootDn, bind_password: slapd.rootPassword, base_dn: 'dc=example,dc=org', phone_region: 'US' }])[0] as LdapSourceConfig;
+
+  it('takes the watermark from the newest contextCSN, not from its own clock', async () => {
+    ldap('ldapmodify', [], `dn: uid=ada,${ENG}\nchangetype: modify\nreplace: title\ntitle: Engineer\n`);
+    const csn = /contextCSN: (\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})/.exec(ldap('ldapsearch', ['-LLL', '-b', 'dc=example,dc=org', '-s', 'base', 'contextCSN']))!;
+    const newest = Date.UTC(Number(csn[1]), Number(csn[2]) - 1, Number(csn[3]), Number(csn[4]), Number(csn[5]), Number(csn[6]));
+    const expected = `${new Date(newest - 10 * 60_000).toISOString().slice(0, 19).replace(/[-T:]/g, '')}Z`;
+
+    const store = new MemorySnapshot();
+    const full = store.context('full', 'first read');
+    await readLdapSource(source(), { env: {}, logger: recordingLogger().logger, clock, resolvePath: (p) => p, delta: full.ctx });
+    full.commit();
+    expect(JSON.parse(store.watermark!)).toEqual({ by: 'modifyTimestamp', at: expected });
+
+    ldap('ldapmodify', [], `dn: uid=bob,${ENG}\nchangetype: modify\nreplace: title\ntitle: Manager\n`);
+    const { logger, lines } = recordingLogger();
+    const next = store.context('delta', 'steady state');
+    const batch = await readLdapSource(source(), { env: {}, logger, clock, resolvePath: (p) => p, delta: next.ctx });
+    expect(batch).toEqual(await readLdapSource(source(), { env: {}, logger: recordingLogger().logger, clock, resolvePath: (p) => p }));
+    // ada (changed within the overlap before the watermark) and bob; cy, last changed in 2020, is not sent.
+    expect(lines.map((l) => l.obj)).toEqual([{ source: 'dir', mode: 'delta', listed: 3, changed: 2, removed: 0, moved: 0 }]);
+    expect(batch.members.find((m) => m.source_id === 'bob')!.title).toBe('Manager');
+  });
+});
