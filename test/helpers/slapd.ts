@@ -57,6 +57,8 @@ export interface SlapdOptions {
   schemaCheck?: boolean;
   /** `index` lines of every mdb database besides `objectClass eq` (e.g. `modifyTimestamp eq`). */
   indexes?: string[];
+  /** `access` lines of every mdb database (the root DN is never limited by them), e.g. `to attrs=x by * none`. */
+  access?: string[];
   /** The syncprov overlay on every mdb database: the suffix entry then carries contextCSN, the newest change. */
   syncprov?: boolean;
   /** Attributes added to the rootDSE (an LDIF entry with `dn:` empty), e.g. Active Directory's highestCommittedUSN. */
@@ -156,7 +158,7 @@ export async function startSlapd(opts: SlapdOptions): Promise<Slapd> {
     const db = join(dir, `db${i}`);
     spawnSync('mkdir', ['-p', db]);
     if (opts.backend === 'ldif') return `database ldif\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\n${(opts.limits ?? []).map((l) => `limits ${l}\n`).join('')}limits * size=unlimited time=unlimited\n`;
-    return `database mdb\nmaxsize 1073741824\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\nindex objectClass eq\n${(opts.indexes ?? []).map((i) => `index ${i}\n`).join('')}${(opts.limits ?? []).map((l) => `limits ${l}\n`).join('')}limits * size=unlimited time=unlimited\n${opts.syncprov ? 'overlay syncprov\n' : ''}`;
+    return `database mdb\nmaxsize 1073741824\nsuffix "${suffix}"\nrootdn "cn=admin,${suffix}"\nrootpw ${rootPassword}\ndirectory ${db}\nindex objectClass eq\n${(opts.indexes ?? []).map((i) => `index ${i}\n`).join('')}${(opts.access ?? []).map((a) => `access ${a}\n`).join('')}${(opts.limits ?? []).map((l) => `limits ${l}\n`).join('')}limits * size=unlimited time=unlimited\n${opts.syncprov ? 'overlay syncprov\n' : ''}`;
   });
   const conf = [
     ...['core', 'cosine', 'inetorgperson', 'nis'].map((s) => `include ${SCHEMA_DIR}/${s}.schema`),

@@ -123,25 +123,35 @@ export interface SnapshotReadOptions {
 
 /**
  * The members of a run that keeps a snapshot: by delta when the run asks for it and the saved watermark serves,
- * else in full with every entry put in the snapshot. `mark` is the watermark taken before this read began.
+ * else in full with every entry put in the snapshot. `mark` is the watermark taken before this read began; it is
+ * given to the writer once the read has ended (after a fallback, once the full read has ended).
  */
 export async function readMembersWithSnapshot(query: MemberQuery, mark: LdapWatermark, search: Search, delta: DeltaReadContext, map: (e: SearchEntry) => void, opts: SnapshotReadOptions): Promise<void> {
-  const watermark = formatWatermark(mark);
-  delta.writer.watermark(watermark);
   let reason = delta.reason;
   if (delta.mode === 'delta') {
     const checked = opts.deltaEnabled ? checkWatermark(delta.watermark, mark) : { reason: 'delta: false in the source config' };
     if ('mark' in checked) {
       const result = await readMembersByDelta(query, checked.mark, search, delta, map);
       if (!('fallback' in result)) {
+        delta.writer.watermark(formatWatermark(mark));
         opts.logger.info({ source: opts.source, mode: 'delta', ...result }, 'LDAP members read by delta');
         return;
       }
       reason = result.fallback;
     } else reason = checked.reason;
     delta.writer.fellBackToFull(reason);
-    delta.writer.watermark(watermark);
   }
+  const listed = await readAllWithSnapshot(query, search, delta, map);
+  opts.logger.info({ source: opts.source, mode: 'full', reason, listed }, 'LDAP members read in full');
+  // A bind that may not search the watermark's attribute finds no changed entry, ever: such a watermark says so
+  // instead, and the next delta read falls back to a full read with that reason.
+  const unsearchable = listed > 0 && opts.deltaEnabled ? await unsearchableWatermark(query, mark, search) : undefined;
+  if (unsearchable) opts.logger.warn({ source: opts.source, attribute: mark.by }, 'LDAP delta reads unusable: the bind cannot search the watermark attribute');
+  delta.writer.watermark(unsearchable ?? formatWatermark(mark));
+}
+
+/** Every member, each put in the snapshot; returns how many distinct keys were read. */
+async function readAllWithSnapshot(query: MemberQuery, search: Search, delta: DeltaReadContext, map: (e: SearchEntry) => void): Promise<number> {
   const put = new Set<string>();
   await search('members', query.base, query.filter, query.scope, query.attributes, (e) => {
     const key = entryKey(e, query.keyAttribute);
@@ -150,5 +160,20 @@ export async function readMembersWithSnapshot(query: MemberQuery, mark: LdapWate
     put.add(key);
     map(e);
   });
-  opts.logger.info({ source: opts.source, mode: 'full', reason, listed: put.size }, 'LDAP members read in full');
+  return put.size;
+}
+
+/**
+ * Whether the members can be found by the watermark's attribute at all: a search for members with it at or after
+ * the lowest value, stopped at the first entry. None while members exist: the bind may not search the attribute
+ * (an ACL), and the saved watermark is one that says why (undefined: it can).
+ */
+async function unsearchableWatermark(query: MemberQuery, mark: LdapWatermark, search: Search): Promise<string | undefined> {
+  const lowest: LdapWatermark = mark.by === 'uSNChanged' ? { ...mark, usn: '0' } : { by: 'modifyTimestamp', at: '19700101000000Z' };
+  let found = false;
+  await search('members', query.base, changedSince(query.filter, lowest), query.scope, [query.keyAttribute], () => {
+    found = true;
+    return true;
+  });
+  return found ? undefined : formatWatermark({ by: 'none', reason: `no member entry matched ${mark.by}>=${mark.by === 'uSNChanged' ? '0' : '19700101000000Z'}: the bind DN may not search ${mark.by} (grant it search access to ${mark.by}, or set delta: false)` });
 }

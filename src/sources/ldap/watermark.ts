@@ -20,8 +20,14 @@ export const TIMESTAMP_OVERLAP_MS = 10 * 60_000;
 /** A watermark as saved (JSON in the snapshot's watermark). */
 export type LdapWatermark = { by: 'uSNChanged'; usn: string; dc: string } | { by: 'modifyTimestamp'; at: string };
 
+/** What is saved instead of a watermark when a full read found that delta reads cannot work here: why not. */
+export interface NoWatermark {
+  by: 'none';
+  reason: string;
+}
+
 /** The watermark as saved. */
-export function formatWatermark(mark: LdapWatermark): string {
+export function formatWatermark(mark: LdapWatermark | NoWatermark): string {
   return JSON.stringify(mark);
 }
 
@@ -42,12 +48,13 @@ export async function takeWatermark(client: Client, base: string, clock: Clock):
 
 /** The saved watermark when this server can answer from it, else why not (the reason of the fallback to a full read). */
 export function checkWatermark(saved: string | undefined, now: LdapWatermark): { reason: string } | { mark: LdapWatermark } {
-  let mark: LdapWatermark | undefined;
+  let mark: LdapWatermark | NoWatermark | undefined;
   try {
     mark = parseWatermark(saved);
   } catch {
     mark = undefined;
   }
+  if (mark?.by === 'none') return { reason: mark.reason };
   if (!mark) return { reason: `the saved watermark ${JSON.stringify(saved ?? null)} is not one of this LDAP source` };
   if (mark.by !== now.by) return { reason: `the saved watermark is a ${mark.by}, but the server now offers ${now.by === 'uSNChanged' ? 'highestCommittedUSN' : 'no highestCommittedUSN'}` };
   if (mark.by === 'uSNChanged' && now.by === 'uSNChanged') {
@@ -63,9 +70,10 @@ export function changedSince(filter: string, mark: LdapWatermark): string {
   return mark.by === 'uSNChanged' ? `(&${inner}(uSNChanged>=${mark.usn}))` : `(&${inner}(modifyTimestamp>=${mark.at}))`;
 }
 
-function parseWatermark(saved: string | undefined): LdapWatermark | undefined {
+function parseWatermark(saved: string | undefined): LdapWatermark | NoWatermark | undefined {
   if (saved === undefined) return undefined;
-  const v = JSON.parse(saved) as Partial<{ by: string; usn: unknown; dc: unknown; at: unknown }>;
+  const v = JSON.parse(saved) as Partial<{ by: string; usn: unknown; dc: unknown; at: unknown; reason: unknown }>;
+  if (v.by === 'none' && typeof v.reason === 'string') return { by: 'none', reason: v.reason };
   if (v.by === 'uSNChanged' && typeof v.usn === 'string' && /^\d+$/.test(v.usn) && typeof v.dc === 'string') return { by: 'uSNChanged', usn: v.usn, dc: v.dc };
   if (v.by === 'modifyTimestamp' && typeof v.at === 'string' && /^\d{14}Z$/.test(v.at)) return { by: 'modifyTimestamp', at: v.at };
   return undefined;
