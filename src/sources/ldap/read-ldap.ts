@@ -2,7 +2,9 @@
  * The LDAP / Active Directory connector (ldapts): ldaps:// or StartTLS with the CA verified, a simple bind,
  * and paged searches consumed page by page (paged-search.ts: one page ahead, answers without the paged-results
  * control refused). Departments come from the OU tree or from a member attribute; a member's department
- * from its DN or an attribute. Any failed search fails the whole source.
+ * from its DN or an attribute. Any failed search fails the whole source. When the run keeps a snapshot of the
+ * source (issue 31), the members are read by delta or kept in it (delta-members.ts); departments and positions are
+ * read in full every run.
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
