@@ -2,7 +2,8 @@
  * LDAP delta reads (issue 31) against a real slapd: a full read keeps a snapshot and a watermark, then entries are
  * modified, added, deleted and moved with ldapmodify, and the delta read on that snapshot must give the batch a
  * fresh full read gives, asking the server for the changed entries only; the snapshot it leaves must be the one a
- * full read leaves. The run's snapshot store is stood in for by a Map-backed DeltaReadContext (test/helpers/memory-snapshot.ts).
+ * full read leaves. The run's snapshot store is stood in for by a Map-backed DeltaReadContext
+ * (test/helpers/memory-snapshot.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
