@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { refreshMirror } from '../src/daemon/refresh-mirror.js';
 import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
+import { stateConfigSchema } from '../src/config/platform.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { Mirror } from '../src/mirror/mirror.js';
 import { PlatformClient } from '../src/platform/client.js';
@@ -28,6 +29,8 @@ import { silentLogger } from '../src/shared/logger.js';
 
 const ADMIN = 'bench-admin-token';
 const KEY = 'ek_bench_0123456789abcdef';
+/** The state DB's busy timeout: state.busy_timeout's default, as the config schema gives it. */
+const BUSY_TIMEOUT_MS = stateConfigSchema.parse({}).busy_timeout;
 const SIZE = {
   members: Number(process.env.BENCH_MEMBERS ?? 100_000),
   departments: Number(process.env.BENCH_DEPARTMENTS ?? 5_000),
@@ -180,7 +183,7 @@ async function main(): Promise<void> {
     await ask(child, 'clock-now', (m) => (m === 'clock-set' ? true : undefined));
 
     // Full refresh. The pacing rate is raised because the emulator's limits are off (default: 100/s, the platform's per-key limit).
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     const reader = new PlatformClient({ baseUrl: url, credential: KEY, requestsPerSecond: 10_000 });
     let listSeconds = 0;
@@ -280,7 +283,7 @@ async function main(): Promise<void> {
     child.send('stop');
     await childExited;
     const local = await startEmulator({ seed: benchSeed(), port: 0, host: '127.0.0.1', dbPath: emulatorDb });
-    const dbB = openStateDb(join(dir, 'state-b.db'));
+    const dbB = openStateDb(join(dir, 'state-b.db'), { busyTimeoutMs: BUSY_TIMEOUT_MS });
     const readerB = new PlatformClient({ baseUrl: local.url, credential: KEY, requestsPerSecond: 10_000 });
     rss.reset();
     const t3 = performance.now();

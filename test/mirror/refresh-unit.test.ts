@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { refreshMirror } from '../../src/daemon/refresh-mirror.js';
 import type { EntityKind, ListPage, PlatformPosition } from '../../src/domain/entities.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import type { ListParams, OrgPlatformPort } from '../../src/platform/port.js';
 import { ManualClock } from '../../src/shared/clock.js';
@@ -41,7 +42,7 @@ function scripted(pages: (ListPage<PlatformPosition> | Error)[]) {
 
 describe('refreshMirror (scripted port)', () => {
   it('follows cursors with limit 200, applies in batches, and sets the watermark to the platform time of the first page', async () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     // The local clock is an hour ahead of the platform: the watermark follows the platform, never this clock.
     const clock = new ManualClock(Date.UTC(2026, 5, 1, 1));
@@ -69,7 +70,7 @@ describe('refreshMirror (scripted port)', () => {
   });
 
   it('without a Date header the newest updated_at of the first page is the watermark; with nothing shown, the epoch', async () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     const clock = new ManualClock(Date.UTC(2026, 5, 1));
     const { port } = scripted([
@@ -85,7 +86,7 @@ describe('refreshMirror (scripted port)', () => {
   });
 
   it('a local clock that went back behind the last full walk takes a full walk (the due time is unknown)', async () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     const page = { items: [pos('a')], next_cursor: '', has_more: false, server_time: '2026-06-01T00:00:00.000Z' };
     await refreshMirror({ client: scripted([page]).port, mirror, clock: new ManualClock(Date.UTC(2026, 5, 1, 1)), logger: silentLogger, entities: ['positions'] });
@@ -99,7 +100,7 @@ describe('refreshMirror (scripted port)', () => {
   });
 
   it('keeps every page that arrived when a later one fails, and no watermark', async () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     const { port } = scripted([{ items: [pos('a'), pos('b')], next_cursor: 'c1', has_more: true }, new Error('outage')]);
     await expect(refreshMirror({ client: port, mirror, clock: new ManualClock(), logger: silentLogger, entities: ['positions'] })).rejects.toThrow('outage');
@@ -109,7 +110,7 @@ describe('refreshMirror (scripted port)', () => {
   });
 
   it('refuses a page that says has_more without a cursor (instead of looping forever)', async () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     const { port } = scripted([{ items: [pos('a')], next_cursor: '', has_more: true }]);
     await expect(refreshMirror({ client: port, mirror, clock: new ManualClock(), logger: silentLogger, entities: ['positions'] })).rejects.toMatchObject({

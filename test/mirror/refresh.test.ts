@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { refreshMirror, type RefreshMirrorOptions } from '../../src/daemon/refresh-mirror.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import type { PlatformClient } from '../../src/platform/client.js';
 import type { OrgPlatformPort } from '../../src/platform/port.js';
@@ -54,7 +55,7 @@ describe('refreshMirror against the emulator', () => {
     emu = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
     writer = writerClient(emu.url);
     reader = readerClient(emu.url, systemClock);
-    db = openStateDb(':memory:');
+    db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     mirror = new Mirror(db);
   });
   afterEach(async () => {
@@ -295,7 +296,7 @@ describe('pacing against the emulator\'s rate limit (one ManualClock for both si
       observer: { onResponse: (_m, _r, status) => status === 429 && answers429.push(clock.now()) },
       retry: { maxAttempts: 20, maxRetryTimeMs: 600_000 },
     });
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     const close = async () => {
       db.close();

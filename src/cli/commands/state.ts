@@ -45,7 +45,7 @@ Exit codes: 0 written, 1 failed (no state DB, cannot write FILE), 2 config or us
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
           const dbPath = resolveConfigPath(config, config.state.path);
-          const result = await backupStateDb(dbPath, file);
+          const result = await backupStateDb(dbPath, file, { busyTimeoutMs: config.state.busy_timeout });
           ctx.stdout.write(`Backed up ${dbPath} to ${file} (${describeFacts(result)}; ${result.bytes} bytes).\n`);
           return EXIT.OK;
         })(),
@@ -71,7 +71,7 @@ Exit codes: 0 restored, 1 refused because another process holds the lease (it is
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
           const dbPath = resolveConfigPath(config, config.state.path);
-          const result = await restoreStateDb(dbPath, file, { syncId: config.sync.id });
+          const result = await restoreStateDb(dbPath, file, { syncId: config.sync.id, busyTimeoutMs: config.state.busy_timeout });
           ctx.stdout.write(`Restored ${file} into ${dbPath} (${describeFacts(result)}).\n`);
           if (result.previous) ctx.stdout.write(`The state it replaced was saved to ${result.previous}.\n`);
           return EXIT.OK;
