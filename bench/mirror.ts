@@ -17,6 +17,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { refreshOptionsFrom } from '../src/daemon/pipeline/options.js';
 import { refreshMirror } from '../src/daemon/refresh-mirror.js';
 import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
 import { stateConfigSchema } from '../src/config/platform.js';
@@ -29,8 +30,10 @@ import { silentLogger } from '../src/shared/logger.js';
 
 const ADMIN = 'bench-admin-token';
 const KEY = 'ek_bench_0123456789abcdef';
-/** The state DB's busy timeout: state.busy_timeout's default, as the config schema gives it. */
-const BUSY_TIMEOUT_MS = stateConfigSchema.parse({}).busy_timeout;
+/** The `state:` defaults as the config schema gives them: the state DB's busy timeout and the refresh's settings. */
+const STATE_DEFAULTS = stateConfigSchema.parse({});
+const BUSY_TIMEOUT_MS = STATE_DEFAULTS.busy_timeout;
+const REFRESH = refreshOptionsFrom({ state: STATE_DEFAULTS });
 const SIZE = {
   members: Number(process.env.BENCH_MEMBERS ?? 100_000),
   departments: Number(process.env.BENCH_DEPARTMENTS ?? 5_000),
@@ -204,7 +207,7 @@ async function main(): Promise<void> {
     const emulatorCpu0 = await childCpu();
     const cpu0 = cpuSeconds();
     const t0 = performance.now();
-    const full = await refreshMirror({ client: timed, mirror, clock: systemClock, logger: silentLogger });
+    const full = await refreshMirror({ client: timed, mirror, clock: systemClock, logger: silentLogger, ...REFRESH });
     const fullSeconds = (performance.now() - t0) / 1000;
     const mirrorCpu = cpuSeconds() - cpu0;
     const emulatorCpu = (await childCpu()) - emulatorCpu0;
@@ -234,7 +237,7 @@ async function main(): Promise<void> {
     await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: admin });
     rss.reset();
     const t1 = performance.now();
-    const noop = await refreshMirror({ client: reader, mirror, clock: systemClock, logger: silentLogger });
+    const noop = await refreshMirror({ client: reader, mirror, clock: systemClock, logger: silentLogger, ...REFRESH });
     const noopSeconds = (performance.now() - t1) / 1000;
     const counts = ((await (await fetch(`${url}/_emulator/requests`, { headers: admin })).json()) as { requests: { method: string; route: string; status: number; count: number }[] }).requests;
     emit({
@@ -287,7 +290,7 @@ async function main(): Promise<void> {
     const readerB = new PlatformClient({ baseUrl: local.url, credential: KEY, requestsPerSecond: 10_000 });
     rss.reset();
     const t3 = performance.now();
-    const again = await refreshMirror({ client: readerB, mirror: new Mirror(dbB), clock: systemClock, logger: silentLogger });
+    const again = await refreshMirror({ client: readerB, mirror: new Mirror(dbB), clock: systemClock, logger: silentLogger, ...REFRESH });
     const againSeconds = (performance.now() - t3) / 1000;
     const againRecords = again.entities.reduce((n, e) => n + e.records, 0);
     emit({
