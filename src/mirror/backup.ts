@@ -145,8 +145,10 @@ export interface RestoreOptions {
   syncId: string;
   /** How long the live state DB's statements wait for another process's lock, in ms (state.busy_timeout). */
   busyTimeoutMs: number;
+  /** How long the lease the restore takes lives without renewal, in ms (state.lease_ttl). */
+  leaseTtlMs: number;
   /** Lease options (identity, clock) of this process. */
-  lease?: Omit<LeaseOptions, 'dbPath'>;
+  lease?: Omit<LeaseOptions, 'dbPath' | 'ttlMs'>;
   /** Where to save the state being replaced (default `<dbPath>.before-restore`); null: not saved. */
   keepPrevious?: string | null;
 }
@@ -185,7 +187,7 @@ export async function restoreStateDb(dbPath: string, file: string, options: Rest
     prepared.prepare('DELETE FROM lease').run();
 
     const live = openStateDb(dbPath, { busyTimeoutMs: options.busyTimeoutMs });
-    const lease = new MirrorLease(live, { ...options.lease, dbPath });
+    const lease = new MirrorLease(live, { ...options.lease, dbPath, ttlMs: options.leaseTtlMs });
     try {
       try {
         lease.acquire();

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/mirror/db.js';
-import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
+import { TEST_BUSY_TIMEOUT_MS, TEST_LEASE_TTL_MS } from '../helpers/state-db.js';
 import { MirrorLease } from '../../src/mirror/lease.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { tempDir } from '../helpers/temp.js';
@@ -15,8 +15,8 @@ describe('lease lock', () => {
   it('refuses a second process while the first holds it, naming the holder; free again after release', () => {
     const file = dbFile();
     let now = Date.UTC(2026, 10, 22, 10, 0, 0);
-    const a = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, dbPath: file, identity: { hostname: 'h1', pid: 100 }, isAlive: () => true });
-    const b = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, dbPath: file, identity: { hostname: 'h1', pid: 200 }, isAlive: () => true });
+    const a = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: TEST_LEASE_TTL_MS, dbPath: file, identity: { hostname: 'h1', pid: 100 }, isAlive: () => true });
+    const b = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: TEST_LEASE_TTL_MS, dbPath: file, identity: { hostname: 'h1', pid: 200 }, isAlive: () => true });
     a.acquire();
     expect(() => b.acquire()).toThrow(`state DB ${file} is in use by another orgsync process (pid 100 on h1, since 2026-11-22T10:00:00.000Z); only one process may sync a mirror at a time`);
     now += 30_000;
@@ -29,10 +29,10 @@ describe('lease lock', () => {
   it('takes over from a dead process on the same host at once (kill -9), and from another host only after expiry', () => {
     const file = dbFile();
     let now = 1_000_000;
-    const dead = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, identity: { hostname: 'h1', pid: 100 } });
+    const dead = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: TEST_LEASE_TTL_MS, identity: { hostname: 'h1', pid: 100 } });
     dead.acquire();
     const alive = new Set<number>();
-    const next = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, identity: { hostname: 'h1', pid: 200 }, isAlive: (pid) => alive.has(pid) });
+    const next = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: TEST_LEASE_TTL_MS, identity: { hostname: 'h1', pid: 200 }, isAlive: (pid) => alive.has(pid) });
     next.acquire();
     expect(next.current()?.pid).toBe(200);
     // The first process lost it: renewing tells it so.
