@@ -20,10 +20,10 @@ import { fileURLToPath } from 'node:url';
 import { refreshOptionsFrom } from '../src/daemon/pipeline/options.js';
 import { refreshMirror } from '../src/daemon/refresh-mirror.js';
 import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
-import { stateConfigSchema } from '../src/config/platform.js';
+import { PLATFORM_DEFAULTS, stateConfigSchema } from '../src/config/platform.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { Mirror } from '../src/mirror/mirror.js';
-import { PlatformClient } from '../src/platform/client.js';
+import { clientLimitsFrom, PlatformClient } from '../src/platform/client.js';
 import { TokenBucket } from '../src/platform/pacing.js';
 import { systemClock, type Clock } from '../src/shared/clock.js';
 import { silentLogger } from '../src/shared/logger.js';
@@ -61,7 +61,7 @@ async function pool(width: number, count: number, task: (i: number) => Promise<v
 /** Fills the emulator at `url` through its API: positions, a department tree several levels deep, members. */
 async function fill(url: string): Promise<Record<string, unknown>> {
   const start = performance.now();
-  const writer = new PlatformClient({ baseUrl: url, credential: KEY, concurrency: 32, bucket: new TokenBucket(systemClock, { ratePerSecond: 1e6, burst: 1000 }) });
+  const writer = new PlatformClient({ ...clientLimitsFrom(PLATFORM_DEFAULTS), baseUrl: url, credential: KEY, concurrency: 32, bucket: new TokenBucket(systemClock, { ratePerSecond: 1e6, burst: 1000 }) });
   await pool(32, SIZE.positions, async (i) => {
     await writer.createPosition({ name: `Position ${i}`, third_position_id: `P${i}`, sort_order: i });
   });
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
     // Full refresh. The pacing rate is raised because the emulator's limits are off (default: 100/s, the platform's per-key limit).
     const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
-    const reader = new PlatformClient({ baseUrl: url, credential: KEY, requestsPerSecond: 10_000 });
+    const reader = new PlatformClient({ ...clientLimitsFrom(PLATFORM_DEFAULTS), baseUrl: url, credential: KEY, requestsPerSecond: 10_000 });
     let listSeconds = 0;
     const timed = {
       listPage: (async (entity, params, options) => {
@@ -287,7 +287,7 @@ async function main(): Promise<void> {
     await childExited;
     const local = await startEmulator({ seed: benchSeed(), port: 0, host: '127.0.0.1', dbPath: emulatorDb });
     const dbB = openStateDb(join(dir, 'state-b.db'), { busyTimeoutMs: BUSY_TIMEOUT_MS });
-    const readerB = new PlatformClient({ baseUrl: local.url, credential: KEY, requestsPerSecond: 10_000 });
+    const readerB = new PlatformClient({ ...clientLimitsFrom(PLATFORM_DEFAULTS), baseUrl: local.url, credential: KEY, requestsPerSecond: 10_000 });
     rss.reset();
     const t3 = performance.now();
     const again = await refreshMirror({ client: readerB, mirror: new Mirror(dbB), clock: systemClock, logger: silentLogger, ...REFRESH });
