@@ -17,17 +17,23 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { refreshOptionsFrom } from '../src/daemon/pipeline/options.js';
 import { refreshMirror } from '../src/daemon/refresh-mirror.js';
 import { parseSeed, startEmulator } from '../packages/emulator/src/index.js';
+import { PLATFORM_DEFAULTS, stateConfigSchema } from '../src/config/platform.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { Mirror } from '../src/mirror/mirror.js';
-import { PlatformClient } from '../src/platform/client.js';
+import { clientLimitsFrom, PlatformClient } from '../src/platform/client.js';
 import { TokenBucket } from '../src/platform/pacing.js';
 import { systemClock, type Clock } from '../src/shared/clock.js';
 import { silentLogger } from '../src/shared/logger.js';
 
 const ADMIN = 'bench-admin-token';
 const KEY = 'ek_bench_0123456789abcdef';
+/** The `state:` defaults as the config schema gives them: the state DB's busy timeout and the refresh's settings. */
+const STATE_DEFAULTS = stateConfigSchema.parse({});
+const BUSY_TIMEOUT_MS = STATE_DEFAULTS.busy_timeout;
+const REFRESH = refreshOptionsFrom({ state: STATE_DEFAULTS });
 const SIZE = {
   members: Number(process.env.BENCH_MEMBERS ?? 100_000),
   departments: Number(process.env.BENCH_DEPARTMENTS ?? 5_000),
@@ -55,7 +61,7 @@ async function pool(width: number, count: number, task: (i: number) => Promise<v
 /** Fills the emulator at `url` through its API: positions, a department tree several levels deep, members. */
 async function fill(url: string): Promise<Record<string, unknown>> {
   const start = performance.now();
-  const writer = new PlatformClient({ baseUrl: url, credential: KEY, concurrency: 32, bucket: new TokenBucket(systemClock, { ratePerSecond: 1e6, burst: 1000 }) });
+  const writer = new PlatformClient({ ...clientLimitsFrom(PLATFORM_DEFAULTS), baseUrl: url, credential: KEY, concurrency: 32, bucket: new TokenBucket(systemClock, { ratePerSecond: 1e6, burst: 1000 }) });
   await pool(32, SIZE.positions, async (i) => {
     await writer.createPosition({ name: `Position ${i}`, third_position_id: `P${i}`, sort_order: i });
   });
@@ -180,9 +186,9 @@ async function main(): Promise<void> {
     await ask(child, 'clock-now', (m) => (m === 'clock-set' ? true : undefined));
 
     // Full refresh. The pacing rate is raised because the emulator's limits are off (default: 100/s, the platform's per-key limit).
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
-    const reader = new PlatformClient({ baseUrl: url, credential: KEY, requestsPerSecond: 10_000 });
+    const reader = new PlatformClient({ ...clientLimitsFrom(PLATFORM_DEFAULTS), baseUrl: url, credential: KEY, requestsPerSecond: 10_000 });
     let listSeconds = 0;
     const timed = {
       listPage: (async (entity, params, options) => {
@@ -201,7 +207,7 @@ async function main(): Promise<void> {
     const emulatorCpu0 = await childCpu();
     const cpu0 = cpuSeconds();
     const t0 = performance.now();
-    const full = await refreshMirror({ client: timed, mirror, clock: systemClock, logger: silentLogger });
+    const full = await refreshMirror({ client: timed, mirror, clock: systemClock, logger: silentLogger, ...REFRESH });
     const fullSeconds = (performance.now() - t0) / 1000;
     const mirrorCpu = cpuSeconds() - cpu0;
     const emulatorCpu = (await childCpu()) - emulatorCpu0;
@@ -231,7 +237,7 @@ async function main(): Promise<void> {
     await fetch(`${url}/_emulator/requests`, { method: 'DELETE', headers: admin });
     rss.reset();
     const t1 = performance.now();
-    const noop = await refreshMirror({ client: reader, mirror, clock: systemClock, logger: silentLogger });
+    const noop = await refreshMirror({ client: reader, mirror, clock: systemClock, logger: silentLogger, ...REFRESH });
     const noopSeconds = (performance.now() - t1) / 1000;
     const counts = ((await (await fetch(`${url}/_emulator/requests`, { headers: admin })).json()) as { requests: { method: string; route: string; status: number; count: number }[] }).requests;
     emit({
@@ -280,11 +286,11 @@ async function main(): Promise<void> {
     child.send('stop');
     await childExited;
     const local = await startEmulator({ seed: benchSeed(), port: 0, host: '127.0.0.1', dbPath: emulatorDb });
-    const dbB = openStateDb(join(dir, 'state-b.db'));
-    const readerB = new PlatformClient({ baseUrl: local.url, credential: KEY, requestsPerSecond: 10_000 });
+    const dbB = openStateDb(join(dir, 'state-b.db'), { busyTimeoutMs: BUSY_TIMEOUT_MS });
+    const readerB = new PlatformClient({ ...clientLimitsFrom(PLATFORM_DEFAULTS), baseUrl: local.url, credential: KEY, requestsPerSecond: 10_000 });
     rss.reset();
     const t3 = performance.now();
-    const again = await refreshMirror({ client: readerB, mirror: new Mirror(dbB), clock: systemClock, logger: silentLogger });
+    const again = await refreshMirror({ client: readerB, mirror: new Mirror(dbB), clock: systemClock, logger: silentLogger, ...REFRESH });
     const againSeconds = (performance.now() - t3) / 1000;
     const againRecords = again.entities.reduce((n, e) => n + e.records, 0);
     emit({

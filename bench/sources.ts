@@ -36,6 +36,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
+import { stateConfigSchema } from '../src/config/platform.js';
 import { sourcesConfigSchema } from '../src/config/sources.js';
 import { readDesiredState } from '../src/sources/index.js';
 import { openStateDb } from '../src/mirror/db.js';
@@ -93,7 +94,7 @@ async function child(mode: string, args: string[]): Promise<void> {
     if (args[1] === '--no-phone') delete source.members.fields.phone;
     const config = { sources: sourcesConfigSchema.parse([source]), meta: { file: join(dir, 'orgsync.yaml'), dir, secrets: [] } };
     // --state DB: as sync reads the sources: the phone cache loaded from the state DB first, saved after (timed apart).
-    const db = args[1] === '--state' ? openStateDb(args[2]!) : undefined;
+    const db = args[1] === '--state' ? openStateDb(args[2]!, { busyTimeoutMs: stateConfigSchema.parse({}).busy_timeout }) : undefined;
     const t1 = performance.now();
     const c1 = process.cpuUsage();
     const store = db ? new PhoneCacheStore(db) : undefined;

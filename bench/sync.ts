@@ -96,7 +96,7 @@ function syncParts(url: string, dir: string, requestsPerSecond: number, recordHi
       },
     },
   });
-  const db = openStateDb(config.state.path);
+  const db = openStateDb(config.state.path, { busyTimeoutMs: config.state.busy_timeout });
   const mirror = new Mirror(db);
   const ownership = new OwnershipStore(db, config.sync.id);
   let applyStartedAt = 0;
@@ -176,7 +176,7 @@ async function planChild(): Promise<void> {
   const desired = desiredOf({ members: PLAN_MEMBERS, departments: BIG.departments, positions: BIG.positions });
   const generated = performance.now();
   const root: PlatformDepartment = { id: 'root', parent_id: '', name: 'Bench', path: '/Bench', depth: 0, sort_order: 0, third_department_id: '', member_count: 0, metadata: {}, status: 'active', updated_at: new Date().toISOString() };
-  const plan = calculatePlan(desired, { departments: [root], positions: [], members: [], ownedMembers: new Map() }, { syncId: 'bench', policy: 'sync', memberRemoval: 'left', deleteThreshold: { max_count: 500, max_percent: 20 }, now: Date.now() });
+  const plan = calculatePlan(desired, { departments: [root], positions: [], members: [], ownedMembers: new Map() }, { syncId: 'bench', policy: 'sync', memberRemoval: 'left', deleteThreshold: { max_count: 500, max_percent: 20 }, adopt: { members: [], departments: [], positions: [] }, now: Date.now() });
   const planned = performance.now();
   process.send!({
     phase: 'plan_1m',

@@ -16,10 +16,11 @@
  */
 import type { SyncConfig } from '../config/sync.js';
 import type { Change, ChangeOp, EntityKind, PlanValue, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
-import { CHANGE_OPS, changeLine, isPlanRef } from '../domain/index.js';
+import { CHANGE_OPS, isPlanRef } from '../domain/index.js';
 import { stateDbFault } from '../mirror/db-faults.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
+import type { TrustStateStore } from '../mirror/trust-state.js';
 import { describePlatformError, isPlatformError, type PlatformError } from '../platform/errors.js';
 import type { OrgPlatformPort } from '../platform/port.js';
 import { MANAGED_BY_KEY, normEmail, normPhone, normText, pendingContact } from '../planner/index.js';
@@ -29,10 +30,12 @@ import type { Logger } from '../shared/logger.js';
 import { runTasksIndexed } from './executor.js';
 import { throughSeam } from './seam.js';
 import { fencedPort } from './fenced-port.js';
+import { appliedChangeLine, isReleaseChange, type ReleaseChange } from './release.js';
 import { ApplyStop, isWriteRefused, type StopReason, type WriteGate } from './stop.js';
 import { WriteBatcher } from './write-batcher.js';
 
 export { ApplyStop, WriteRefused, isWriteRefused, type StopReason, type WriteGate } from './stop.js';
+export { appliedChangeLine, isReleaseChange, type ReleaseChange } from './release.js';
 
 /** Stop reason: a write was answered 403 scope_denied (the credential lacks a scope; no further write can succeed). */
 export const SCOPE_DENIED = 'scope_denied';
@@ -80,6 +83,8 @@ export interface ApplierDeps {
   adopt: SyncConfig['adopt'];
   /** Incremental refresh of the mirror for these entities (used to find the record behind a 409). */
   refresh(entities: readonly EntityKind[]): Promise<void>;
+  /** The missing-run counts a release forgets (./release.ts); only `orgsync release` applies releases. */
+  trust?: Pick<TrustStateStore, 'forgetMissing'>;
 }
 
 /** Options of one apply. */
@@ -138,8 +143,8 @@ export function logChangeResult(log: Logger, r: ChangeResult, dryRun: boolean): 
   // name, which the logger keeps only for a terminal or with log.personal_data (issue 29).
   if (r.status === 'applied' || r.status === 'adopted') {
     // A dry run wrote nothing: its line says so (status dry_run), never that the change was applied.
-    if (dryRun) log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: 'dry_run', dry_run: true, line: changeLine(c, false), detail: changeLine(c) }, 'would apply');
-    else log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, dry_run: false, line: changeLine(c, false), detail: changeLine(c) }, 'change applied');
+    if (dryRun) log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: 'dry_run', dry_run: true, line: appliedChangeLine(c, false), detail: appliedChangeLine(c) }, 'would apply');
+    else log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, dry_run: false, line: appliedChangeLine(c, false), detail: appliedChangeLine(c) }, 'change applied');
   } else if (r.status === 'skipped_admin') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status }, 'member holds tenant.admin: not removed');
   else if (r.status === 'deferred') log.info({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, reason: r.message }, 'change deferred to a re-plan');
   else if (r.status !== 'skipped') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, error: r.message }, 'change not applied');
@@ -503,11 +508,27 @@ async function patchStep(c: Change, ctx: StepContext, id: string, body: Record<s
   return { change: c, status: c.op === 'adopt' ? 'adopted' : 'applied', platformId: id };
 }
 
+/**
+ * A release (./release.ts): departments and positions PATCHed to metadata without managed_by first; then the member's
+ * ownership record deleted and the record's missing-run count forgotten.
+ */
+async function releaseStep(c: ReleaseChange, ctx: StepContext, body: Record<string, unknown>): Promise<ChangeResult> {
+  const trust = ctx.deps.trust;
+  if (!trust) throw new Error(`${c.id}: a release needs the trust state (ApplierDeps.trust)`);
+  const platformId = c.request ? (await patchStep(c, ctx, targetId(c, ctx.created), body)).platformId : c.platformId;
+  ctx.record(() => {
+    if (c.entity === 'members') ctx.deps.ownership.releaseMember(c.thirdId);
+    trust.forgetMissing(c.entity, c.thirdId || (platformId ?? ''));
+  });
+  return { change: c, status: 'applied', ...(platformId !== undefined ? { platformId } : {}) };
+}
+
 /** The real step: one change against the platform, recorded in the mirror and the ownership store. */
 const realStep: Step = async (c, ctx) => {
   const body = resolveBody(c.request?.body, ctx.created);
   try {
     if (c.op === 'create') return await createStep(c, ctx, body);
+    if (isReleaseChange(c)) return await releaseStep(c, ctx, body);
     if (!c.request) return ownershipOnlyStep(c, ctx);
     const id = targetId(c, ctx.created);
     if (c.request.method === 'DELETE') return await deleteStep(c, ctx, id);

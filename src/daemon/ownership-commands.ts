@@ -1,6 +1,7 @@
 /**
  * `orgsync adopt` and `orgsync release` (issue 10): explicit ownership changes, each computed first as a list of
- * actions (printed, and all a `--dry-run` does), then carried out.
+ * actions (printed), then carried out as Changes by the applier, as a sync's plan is (issue 30): a `--dry-run` goes
+ * through the applier's dry executor like a sync's, so nothing is written and no line says a record changed.
  * - adopt: take over unowned platform records that match a desired record (members by e-mail, phone or third id;
  *   departments and positions by third id). Members: an ownership record in the state DB. Departments and positions:
  *   metadata.managed_by set on the platform. Every adoption is logged; the next sync patches what differs.
@@ -8,14 +9,15 @@
  *   metadata.managed_by is removed. Nothing on the platform is deleted, and the sync no longer patches or removes them.
  */
 import { RecordHistory } from '../mirror/record-history.js';
-import { throughSeam } from '../applier/index.js';
-import type { DesiredMember, DesiredState, EntityKind, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
+import { applyChanges, CREDENTIAL_STOPS, throughSeam, type ApplyResult, type ReleaseChange } from '../applier/index.js';
+import type { Change, DesiredMember, DesiredState, EntityKind, PlanRequest, PlanValue, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
+import type { MirrorSnapshot } from '../mirror/mirror.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
-import { isPlatformError, platformFailure } from '../platform/errors.js';
 import { departmentOwnership, MANAGED_BY_KEY, normEmail, normPhone, positionOwnership } from '../planner/index.js';
 import { EXIT, OrgsyncError, oneLine } from '../shared/errors.js';
 import type { RunHistory } from '../mirror/runs.js';
-import { refreshOptionsFrom } from './pipeline/options.js';
+import { LEASE_LOST } from './fencing.js';
+import { applyOptionsFrom, refreshOptionsFrom } from './pipeline/options.js';
 import { refreshStage } from './pipeline/refresh.js';
 import type { RunParts } from './pipeline/run-state.js';
 
@@ -34,7 +36,7 @@ export interface OwnershipAction {
   /** What matched (adopt) or why it is released. */
   detail: string;
   /** Adopt: `email`, `phone` or `third_id` (the adoption log's matched_by). */
-  matchedBy?: string;
+  matchedBy?: 'email' | 'phone' | 'third_id';
 }
 
 /** The parts the commands need (the CLI builds them from the run environment). */
@@ -48,15 +50,21 @@ export async function refreshForOwnership(deps: OwnershipCommandDeps): Promise<v
 }
 
 /**
- * What carries the actions out: runOwnershipCommand (recorded in the run and record histories), or in a dry run
- * nothing at all. Chosen at the dry-run seam, once, like a run's writes.
+ * What carries the actions out: applyOwnershipChanges through the applier, whose executor is the dry-run seam, and
+ * what records them, picked at the seam once: the run and record histories, or in a dry run nothing at all.
  */
 export function ownershipRunner(deps: OwnershipCommandDeps & { history: RunHistory; runId: string }, dryRun: boolean): (kind: OwnershipAction['kind'], actions: readonly OwnershipAction[]) => Promise<void> {
-  return throughSeam(
-    dryRun,
-    () => (kind: OwnershipAction['kind'], actions: readonly OwnershipAction[]) => runOwnershipCommand(deps, kind, actions),
-    () => async () => undefined,
-  );
+  return (kind, actions) =>
+    runOwnershipCommand(
+      deps,
+      actions,
+      dryRun,
+      throughSeam(
+        dryRun,
+        () => realOwnershipRecords(deps, kind),
+        () => DRY_RUN_OWNERSHIP_RECORDS,
+      ),
+    );
 }
 
 const memberLabel = (m: PlatformMember): string => `"${m.display_name}"${m.email ? ` <${m.email}>` : m.phone ? ` <${m.phone}>` : ''}`;
@@ -147,72 +155,159 @@ export function ambiguousEntities(kind: OwnershipAction['kind'], what: string, a
   return `${lines.join('\n')}\n`;
 }
 
+/** What an ownership command writes besides its changes: a run-history row, the record history, a log line each. */
+export interface OwnershipRecords {
+  /** The command starts (its run-history row). */
+  start(): void;
+  /** One adoption or release succeeded. */
+  done(a: OwnershipAction): void;
+  /** The command ended, with what succeeded, out of how many, and the error it ended with. */
+  finish(done: readonly OwnershipAction[], planned: number, error: string | undefined): void;
+}
+
+/** What a dry run records: nothing (no run-history row, no record history, no line saying a record changed). */
+export const DRY_RUN_OWNERSHIP_RECORDS: OwnershipRecords = { start: () => undefined, done: () => undefined, finish: () => undefined };
+
 /**
- * Carries out adoptions or releases like applyOwnershipActions, and records the command in the run history (trigger
- * `adopt` or `release`, result `success` or `failed`, counts per entity) so /status shows it beside the sync runs.
+ * The records of an adopt or release run under `deps.runId` (trigger `adopt` or `release`): the run history (result
+ * `success` or `failed`, counts per entity, so /status shows it beside the sync runs), each record's history entry,
+ * and the line `record adopted` / `record released`. Failures to record are logged, never fatal.
  */
-export async function runOwnershipCommand(deps: OwnershipCommandDeps & { history: RunHistory; runId: string }, kind: OwnershipAction['kind'], actions: readonly OwnershipAction[]): Promise<void> {
-  const started = deps.clock.now();
-  deps.history.start(deps.runId, kind, started);
+export function realOwnershipRecords(deps: OwnershipCommandDeps & { history: RunHistory; runId: string }, kind: OwnershipAction['kind']): OwnershipRecords {
+  return {
+    start: () => deps.history.start(deps.runId, kind, deps.clock.now()),
+    done: (a) => deps.logger.info({ change: a.kind, entity: a.entity, third_id: a.thirdId, platform_id: a.platformId }, a.kind === 'adopt' ? 'record adopted' : 'record released'),
+    finish(done, planned, error) {
+      const byEntity = { members: 0, departments: 0, positions: 0 };
+      for (const a of done) byEntity[a.entity] += 1;
+      const summary = { result: error ? 'failed' : kind === 'adopt' ? 'adopted' : 'released', [kind === 'adopt' ? 'adopted' : 'released']: byEntity, writes: done.length, planned, ...(error ? { error } : {}) };
+      try {
+        // Issue 22: each adoption or release in the per-record history, under the command's run id.
+        const records = new RecordHistory(deps.history.database);
+        for (const a of done) {
+          const managed: Record<string, { old: string | null; new: string | null }> = a.entity === 'members' ? {} : { 'metadata.managed_by': a.kind === 'adopt' ? { old: null, new: deps.config.sync.id } : { old: deps.config.sync.id, new: null } };
+          records.recordEntry({ at: deps.clock.now(), entity: a.entity, sourceId: a.thirdId, platformId: a.platformId, runId: deps.runId, trigger: kind, op: a.kind, description: `${a.kind} ${a.entity} ${a.label}: ${a.detail}`, fields: managed, result: a.kind === 'adopt' ? 'adopted' : 'released', message: null });
+        }
+      } catch (err) {
+        deps.logger.warn({ error: oneLine(err) }, 'could not record the command in the record history');
+      }
+      try {
+        deps.history.finish(deps.runId, { finishedAt: deps.clock.now(), result: error ? 'failed' : 'success', exitCode: error ? EXIT.FAILED : EXIT.OK, summary, ...(error ? { error } : {}) });
+      } catch (err) {
+        deps.logger.warn({ error: oneLine(err) }, 'could not record the command in the run history');
+      }
+    },
+  };
+}
+
+/**
+ * Carries out adoptions or releases through the applier (applyOwnershipChanges) and records them with `records`;
+ * rethrows what stopped them, after recording what succeeded.
+ */
+export async function runOwnershipCommand(deps: OwnershipCommandDeps, actions: readonly OwnershipAction[], dryRun: boolean, records: OwnershipRecords): Promise<void> {
+  records.start();
   const done: OwnershipAction[] = [];
   let error: string | undefined;
   try {
-    await applyOwnershipActions(deps, actions, (a) => done.push(a));
+    await applyOwnershipChanges(deps, actions, dryRun, (a) => {
+      done.push(a);
+      records.done(a);
+    });
   } catch (err) {
     error = oneLine(err);
     throw err;
   } finally {
-    const byEntity = { members: 0, departments: 0, positions: 0 };
-    for (const a of done) byEntity[a.entity] += 1;
-    const summary = { result: error ? 'failed' : kind === 'adopt' ? 'adopted' : 'released', [kind === 'adopt' ? 'adopted' : 'released']: byEntity, writes: done.length, planned: actions.length, ...(error ? { error } : {}) };
-    try {
-      // Issue 22: each adoption or release in the per-record history, under the command's run id.
-      const records = new RecordHistory(deps.history.database);
-      for (const a of done) {
-        const managed: Record<string, { old: string | null; new: string | null }> = a.entity === 'members' ? {} : { 'metadata.managed_by': a.kind === 'adopt' ? { old: null, new: deps.config.sync.id } : { old: deps.config.sync.id, new: null } };
-        records.recordEntry({ at: deps.clock.now(), entity: a.entity, sourceId: a.thirdId, platformId: a.platformId, runId: deps.runId, trigger: kind, op: a.kind, description: `${a.kind} ${a.entity} ${a.label}: ${a.detail}`, fields: managed, result: a.kind === 'adopt' ? 'adopted' : 'released', message: null });
-      }
-    } catch (err) {
-      deps.logger.warn({ error: oneLine(err) }, 'could not record the command in the record history');
-    }
-    try {
-      deps.history.finish(deps.runId, { finishedAt: deps.clock.now(), result: error ? 'failed' : 'success', exitCode: error ? EXIT.FAILED : EXIT.OK, summary, ...(error ? { error } : {}) });
-    } catch (err) {
-      deps.logger.warn({ error: oneLine(err) }, 'could not record the command in the run history');
-    }
+    records.finish(done, actions.length, error);
   }
 }
 
-/** Carries out adoptions or releases (in order), each recorded in the mirror, the ownership store and the log. */
-export async function applyOwnershipActions(deps: OwnershipCommandDeps, actions: readonly OwnershipAction[], onDone?: (a: OwnershipAction) => void): Promise<void> {
-  const now = (): string => new Date(deps.clock.now()).toISOString();
-  for (const a of actions) {
-    try {
-      if (a.entity === 'members') {
-        if (a.kind === 'adopt') {
-          deps.ownership.recordOwnedMember(a.thirdId, a.platformId, 'adopted', now());
-          deps.ownership.logAdoption({ at: now(), entity: 'members', thirdId: a.thirdId, platformId: a.platformId, matchedBy: a.matchedBy ?? 'third_id', detail: 'orgsync adopt' });
-        } else {
-          deps.ownership.releaseMember(a.thirdId);
-          deps.trust.forgetMissing('members', a.thirdId);
-        }
-      } else {
-        const current = deps.mirror.snapshot()[a.entity].byId.get(a.platformId) as PlatformDepartment | PlatformPosition | undefined;
-        const metadata: Record<string, unknown> = { ...(current?.metadata ?? {}) };
-        if (a.kind === 'adopt') metadata[MANAGED_BY_KEY] = deps.config.sync.id;
-        else delete metadata[MANAGED_BY_KEY];
-        if (a.entity === 'departments') deps.mirror.recordOutcome({ entity: 'departments', record: await deps.client.patchDepartment(a.platformId, { metadata }) });
-        else deps.mirror.recordOutcome({ entity: 'positions', record: await deps.client.patchPosition(a.platformId, { metadata }) });
-        if (a.kind === 'adopt') deps.ownership.logAdoption({ at: now(), entity: a.entity, thirdId: a.thirdId, platformId: a.platformId, matchedBy: 'third_id', detail: 'orgsync adopt' });
-        else deps.trust.forgetMissing(a.entity, a.thirdId || a.platformId);
-      }
-      deps.logger.info({ change: a.kind, entity: a.entity, third_id: a.thirdId, platform_id: a.platformId }, a.kind === 'adopt' ? 'record adopted' : 'record released');
-      onDone?.(a);
-    } catch (err) {
-      if (isPlatformError(err)) throw platformFailure(err, `${a.kind} ${a.entity} ${a.thirdId || a.platformId}: `);
-      throw err;
+/** The id of the change of `a`: `<entity>:<kind>:<third id or platform id>`, `:<n>` added when taken already. */
+function ownershipChangeId(a: OwnershipAction, taken: Set<string>): string {
+  const base = `${a.entity}:${a.kind}:${a.thirdId || a.platformId}`;
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}:${n}`;
+  taken.add(id);
+  return id;
+}
+
+/**
+ * The Changes that carry `actions` out, in order, for the applier (as a sync's plan is). Adopt: op `adopt` (members:
+ * no request, the applier records the ownership; departments and positions: PATCH metadata with managed_by, current
+ * metadata kept). Release: a ReleaseChange (members: no request; departments and positions: PATCH metadata without
+ * managed_by). `snapshot`: the mirror the metadata is read from.
+ */
+export function ownershipChanges(actions: readonly OwnershipAction[], snapshot: MirrorSnapshot, syncId: string): Change[] {
+  const taken = new Set<string>();
+  return actions.map((a): Change => {
+    const base = { id: ownershipChangeId(a, taken), entity: a.entity, thirdId: a.thirdId, platformId: a.platformId, description: `${a.kind} ${a.entity} ${a.label}`, reason: `orgsync ${a.kind}`, dependsOn: [] as string[] };
+    let request: PlanRequest | undefined;
+    let fields: Record<string, PlanValue> = {};
+    if (a.entity !== 'members') {
+      const current = snapshot[a.entity].byId.get(a.platformId) as PlatformDepartment | PlatformPosition | undefined;
+      const metadata = { ...(current?.metadata ?? {}) } as Record<string, PlanValue>;
+      if (a.kind === 'adopt') metadata[MANAGED_BY_KEY] = syncId;
+      else delete metadata[MANAGED_BY_KEY];
+      fields = { metadata };
+      request = { method: 'PATCH', path: `/org/${a.entity}/${encodeURIComponent(a.platformId)}`, body: fields };
     }
-  }
+    const withRequest = request ? { ...base, fields, request } : { ...base, fields };
+    if (a.kind === 'release') {
+      const release: ReleaseChange = { ...withRequest, op: 'update', releases: true };
+      return release;
+    }
+    return { ...withRequest, op: 'adopt', adoptedBy: a.matchedBy ?? 'third_id' };
+  });
+}
+
+/**
+ * The error an ownership command ends with when its apply did not succeed throughout, else undefined. A stop that is
+ * no single change's fault (a write that could not be recorded: STATE_ERROR; a lost lease: STATE_LOCKED) is told as
+ * such; otherwise the first change that did not succeed, named by its action, with why (CREDENTIAL_REJECTED for a
+ * refused key, as the command said before it went through the applier; else PLATFORM_ERROR).
+ */
+export function ownershipFailure(result: ApplyResult, actionOf: ReadonlyMap<Change, OwnershipAction>): OrgsyncError | undefined {
+  const stop = result.stopReason;
+  if (stop?.kind === 'state_unrecordable') return new OrgsyncError('STATE_ERROR', stop.message);
+  if (stop?.kind === LEASE_LOST) return new OrgsyncError('STATE_LOCKED', stop.message);
+  const first = result.results.find((r) => r.status !== 'applied' && r.status !== 'adopted');
+  if (!first) return stop ? new OrgsyncError('PLATFORM_ERROR', stop.message) : undefined;
+  const a = actionOf.get(first.change);
+  const what = a ? `${a.kind} ${a.entity} ${a.thirdId || a.platformId}` : first.change.id;
+  const credential = stop !== undefined && CREDENTIAL_STOPS.has(stop.kind);
+  return new OrgsyncError(credential ? 'CREDENTIAL_REJECTED' : 'PLATFORM_ERROR', `${what}: ${first.message ?? first.status}`);
+}
+
+/**
+ * Carries out adoptions or releases as Changes through applyChanges, as a sync's are: its executor is the one
+ * dry-run seam (`dryRun`: nothing is written, every line says it would apply), the first failure stops it, and
+ * `onDone` hears each that succeeded. Throws ownershipFailure when one did not.
+ */
+export async function applyOwnershipChanges(deps: OwnershipCommandDeps, actions: readonly OwnershipAction[], dryRun: boolean, onDone?: (a: OwnershipAction) => void): Promise<void> {
+  const changes = ownershipChanges(actions, deps.mirror.snapshot(), deps.config.sync.id);
+  const actionOf = new Map<Change, OwnershipAction>();
+  changes.forEach((c, i) => actionOf.set(c, actions[i]!));
+  const settings = applyOptionsFrom(deps.config);
+  const refresh = refreshOptionsFrom(deps.config);
+  const { client, mirror, ownership, logger, clock, trust } = deps;
+  const result = await applyChanges(
+    changes,
+    { client, mirror, ownership, logger, clock, trust, syncId: settings.syncId, adopt: settings.adopt, refresh: (entities) => refreshStage(deps, refresh, { entities }) },
+    {
+      concurrency: settings.concurrency,
+      // The first failure stops the command, as it did when the command wrote the changes itself.
+      maxFailures: 1,
+      dryRun,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+      ...(deps.abortSignal ? { abort: deps.abortSignal } : {}),
+      ...(deps.writeGates ? { gates: deps.writeGates } : {}),
+      onResult: (r) => {
+        const a = actionOf.get(r.change);
+        if (a && (r.status === 'applied' || r.status === 'adopted')) onDone?.(a);
+      },
+    },
+  );
+  const failure = ownershipFailure(result, actionOf);
+  if (failure) throw failure;
 }
 
 /** The text printed before anything changes: what would change, one line per record. */

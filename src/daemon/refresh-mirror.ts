@@ -13,11 +13,6 @@ import type { Logger } from '../shared/logger.js';
 
 /** The largest page the platform serves. */
 export const FULL_WALK_PAGE_SIZE = 200;
-/** Default overlap of an incremental walk before the watermark (seconds). */
-export const DEFAULT_OVERLAP_SECONDS = 120;
-/** Default period between full walks (24 h). */
-export const DEFAULT_FULL_WALK_EVERY_MS = 24 * 60 * 60 * 1000;
-
 /** Records applied per transaction during a walk. */
 export const DEFAULT_APPLY_BATCH_RECORDS = 1000;
 
@@ -54,10 +49,10 @@ export interface RefreshMirrorOptions {
   mirror: Mirror;
   clock: Clock;
   logger: Logger;
-  /** Incremental walks re-read this many seconds before the watermark (covers the platform's own delay and in-flight writes). */
-  overlapSeconds?: number;
-  /** A full walk is taken when the last one is older than this. */
-  fullWalkEveryMs?: number;
+  /** Incremental walks re-read this many seconds before the watermark (covers the platform's own delay and in-flight writes): state.mirror_overlap_seconds. */
+  overlapSeconds: number;
+  /** A full walk is taken when the last one is older than this: state.full_walk_every. */
+  fullWalkEveryMs: number;
   /** Force a full walk of every entity. */
   full?: boolean;
   /** Page size (default 200, the maximum). */
@@ -104,12 +99,12 @@ export async function refreshMirror(options: RefreshMirrorOptions): Promise<Refr
 
 /** Whether an entity's walk is a full one, and (incremental) from when: the watermark less the overlap. */
 function walkMode(options: RefreshMirrorOptions, state: ReturnType<Mirror['state']>, startMs: number): { full: boolean; updatedSince: string | undefined } {
-  const period = options.fullWalkEveryMs ?? DEFAULT_FULL_WALK_EVERY_MS;
+  const period = options.fullWalkEveryMs;
   const lastFull = state.lastFullWalkAt === undefined ? NaN : Date.parse(state.lastFullWalkAt);
   // A clock that went back behind the last full walk cannot say when the next is due: take one now.
   const full =
     options.full === true || state.watermark === undefined || Number.isNaN(lastFull) || startMs - lastFull >= period || startMs < lastFull;
-  const overlapMs = (options.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000;
+  const overlapMs = options.overlapSeconds * 1000;
   return { full, updatedSince: full ? undefined : new Date(Date.parse(state.watermark!) - overlapMs).toISOString() };
 }
 

@@ -126,11 +126,12 @@ async function writeCopy(source: Database.Database, file: string, what: string):
 /**
  * Writes a consistent copy of the state DB at `dbPath` to `file` while other processes may hold and write it.
  * The copy is self-contained (no -wal file) and carries no lease. `file` is replaced only once the copy is complete.
+ * `busyTimeoutMs`: how long reading waits for a writer's lock (state.busy_timeout).
  */
-export async function backupStateDb(dbPath: string, file: string): Promise<BackupResult> {
+export async function backupStateDb(dbPath: string, file: string, options: { busyTimeoutMs: number }): Promise<BackupResult> {
   if (resolve(file) === resolve(dbPath)) throw new OrgsyncError('USAGE', `state backup: ${file} is the state DB itself; name another file`);
   if (!existsSync(dbPath)) throw new OrgsyncError('STATE_ERROR', `no state DB at ${dbPath} (state.path) to back up`);
-  const source = openStateDb(dbPath, { readonly: true });
+  const source = openStateDb(dbPath, { readonly: true, busyTimeoutMs: options.busyTimeoutMs });
   try {
     return { ...(await writeCopy(source, file, 'state backup')), file };
   } finally {
@@ -142,8 +143,12 @@ export async function backupStateDb(dbPath: string, file: string): Promise<Backu
 export interface RestoreOptions {
   /** The config's sync.id: a backup holding only other sync ids' state is refused. */
   syncId: string;
+  /** How long the live state DB's statements wait for another process's lock, in ms (state.busy_timeout). */
+  busyTimeoutMs: number;
+  /** How long the lease the restore takes lives without renewal, in ms (state.lease_ttl). */
+  leaseTtlMs: number;
   /** Lease options (identity, clock) of this process. */
-  lease?: Omit<LeaseOptions, 'dbPath'>;
+  lease?: Omit<LeaseOptions, 'dbPath' | 'ttlMs'>;
   /** Where to save the state being replaced (default `<dbPath>.before-restore`); null: not saved. */
   keepPrevious?: string | null;
 }
@@ -181,8 +186,8 @@ export async function restoreStateDb(dbPath: string, file: string, options: Rest
     runMigrations(prepared, allMigrations, file);
     prepared.prepare('DELETE FROM lease').run();
 
-    const live = openStateDb(dbPath);
-    const lease = new MirrorLease(live, { ...options.lease, dbPath });
+    const live = openStateDb(dbPath, { busyTimeoutMs: options.busyTimeoutMs });
+    const lease = new MirrorLease(live, { ...options.lease, dbPath, ttlMs: options.leaseTtlMs });
     try {
       try {
         lease.acquire();

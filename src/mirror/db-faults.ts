@@ -7,9 +7,6 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { OrgsyncError } from '../shared/errors.js';
 
-/** The default busy timeout of every state DB connection: how long a write waits for another process's lock. */
-export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
-
 /** SQLite's code of an error (better-sqlite3's SqliteError carries it), or ''. */
 function sqliteCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;

@@ -7,15 +7,15 @@ import Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
 import { createPrivateFile, ensurePrivateDir, looseModeWarning } from '../shared/private-file.js';
 import type { Logger } from '../shared/logger.js';
-import { DEFAULT_BUSY_TIMEOUT_MS, stateDbFault } from './db-faults.js';
+import { stateDbFault } from './db-faults.js';
 import { migrations as allMigrations, runMigrations, type Migration } from './migrations/index.js';
 
 /** Options of openStateDb. */
 export interface OpenStateDbOptions {
   /** Migrations to apply (default: all of ./migrations/index.ts). */
   migrations?: readonly Migration[];
-  /** How long a statement waits for another process's lock, in ms (default 10 s: state.busy_timeout). */
-  busyTimeoutMs?: number;
+  /** How long a statement waits for another process's lock, in ms (state.busy_timeout: the schema has its default). */
+  busyTimeoutMs: number;
   readonly?: boolean;
 }
 
@@ -35,7 +35,7 @@ function stateOpenCause(err: unknown, path: string, readonly: boolean): string {
  * WAL lets readers (mirror status) run beside the daemon; synchronous=FULL because better-sqlite3 builds default to
  * NORMAL under WAL, where the last commits may roll back after a power loss, and ownership records must not.
  */
-export function openStateDb(path: string, options: OpenStateDbOptions = {}): Database.Database {
+export function openStateDb(path: string, options: OpenStateDbOptions): Database.Database {
   let db: Database.Database;
   try {
     if (path !== ':memory:' && !options.readonly) {
@@ -48,7 +48,7 @@ export function openStateDb(path: string, options: OpenStateDbOptions = {}): Dat
     throw new OrgsyncError('STATE_ERROR', `cannot open state DB ${path}: ${stateOpenCause(err, path, options.readonly ?? false)}; set state.path to a file in a folder this process can write`, { cause: err });
   }
   try {
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
@@ -58,7 +58,7 @@ export function openStateDb(path: string, options: OpenStateDbOptions = {}): Dat
   } catch (err) {
     db.close();
     if (err instanceof OrgsyncError) throw err;
-    const fault = stateDbFault(err, path, { doing: 'cannot open the state DB', busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    const fault = stateDbFault(err, path, { doing: 'cannot open the state DB', busyTimeoutMs: options.busyTimeoutMs });
     if (fault) throw fault;
     throw new OrgsyncError('STATE_ERROR', `${path}: cannot prepare state DB: ${(err as Error).message}`, { cause: err });
   }

@@ -29,9 +29,6 @@ export const migration022: Migration = {
   sql: `ALTER TABLE lease ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;`,
 };
 
-/** The default time a lease lives without renewal. */
-export const DEFAULT_LEASE_TTL_MS = 60_000;
-
 interface LeaseRow {
   name: string;
   holder: string;
@@ -64,8 +61,8 @@ export interface LeaseHolder {
 export interface LeaseOptions {
   /** Lease name; one per state DB by default. */
   name?: string;
-  /** How long a lease lives without renewal (a crashed holder on another host is taken over after this). */
-  ttlMs?: number;
+  /** How long a lease lives without renewal (a crashed holder on another host is taken over after this): state.lease_ttl. */
+  ttlMs: number;
   now?: () => number;
   /** For messages: the state DB's path. */
   dbPath?: string;
@@ -106,10 +103,10 @@ export class MirrorLease {
 
   constructor(
     private readonly db: Database.Database,
-    private readonly options: LeaseOptions = {},
+    private readonly options: LeaseOptions,
   ) {
     this.name = options.name ?? 'mirror';
-    this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.ttlMs = options.ttlMs;
     // Lease time does not jump with the wall clock (see steadyWallClock): a step back or forward neither
     // shortens nor extends a term beyond its TTL.
     this.now = options.now ?? steadyWallClock(systemClock);

@@ -26,8 +26,8 @@ export interface SnapshotOptions {
   now?: () => number;
   isAlive?: (pid: number) => boolean;
   hostname?: string;
-  /** How long to wait for a writer's lock while reading (state.busy_timeout; default 5 s). */
-  busyTimeoutMs?: number;
+  /** How long to wait for a writer's lock while reading, in ms (state.busy_timeout: the schema has its default). */
+  busyTimeoutMs: number;
 }
 
 interface LeaseRow {
@@ -42,13 +42,13 @@ interface LeaseRow {
  * Reads the state DB at `path` into memory. A missing file gives an empty state DB (nothing is created on disk).
  * STATE_ERROR names the file when it cannot be read.
  */
-export function openStateSnapshot(path: string, options: SnapshotOptions = {}): StateSnapshot {
-  if (!existsSync(path)) return { db: openStateDb(':memory:'), holder: undefined };
+export function openStateSnapshot(path: string, options: SnapshotOptions): StateSnapshot {
+  if (!existsSync(path)) return { db: openStateDb(':memory:', { busyTimeoutMs: options.busyTimeoutMs }), holder: undefined };
   let image: Buffer;
   try {
     const reader = new Database(path, { readonly: true, fileMustExist: true });
     try {
-      reader.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+      reader.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
       image = reader.serialize();
     } finally {
       reader.close();

@@ -16,9 +16,9 @@ export interface LoggerOptions {
   /** Readable lines (pino-pretty) instead of JSON. */
   pretty: boolean;
   /** Secret values to redact wherever they appear, beyond the registered ones (the config's meta.secrets are registered when it loads). */
-  secrets?: readonly string[];
-  /** Extra pino redact paths (config log.redact). */
-  redactPaths?: readonly string[];
+  secrets: readonly string[];
+  /** Extra pino redact paths (config log.redact; the schema defaults it). */
+  redactPaths: readonly string[];
   /** Fields on every line. */
   base?: Record<string, unknown>;
   /** A terminal's status line (the sync's progress): readable lines are printed above it, never glued onto it. */
@@ -76,7 +76,7 @@ export function wantsPretty(format: LogConfig['format'], isTTY: boolean): boolea
  * and query values, credentials).
  */
 export function createLogger(options: LoggerOptions): OrgsyncLogger {
-  const redactor = new Redactor(options.secrets ?? []);
+  const redactor = new Redactor(options.secrets);
   const terminal = options.terminal;
   const target: NodeJS.WritableStream = options.pretty
     ? (pretty({ destination: options.destination, colorize: false, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) as unknown as NodeJS.WritableStream)
@@ -94,7 +94,7 @@ export function createLogger(options: LoggerOptions): OrgsyncLogger {
     '*.headers.authorization',
     'req.headers.authorization',
     'req.headers.cookie',
-    ...(options.redactPaths ?? []),
+    ...options.redactPaths,
   ];
   return pino(
     {

@@ -42,7 +42,8 @@ export interface PlanOptions {
   memberRemoval: SyncConfig['member_removal'];
   /** Platform id or third_department_id of the department the source tree hangs under. */
   rootDepartment?: string;
-  adopt?: Partial<SyncConfig['adopt']>;
+  /** sync.adopt: what an unowned record may be adopted by, per entity (empty lists: never). */
+  adopt: SyncConfig['adopt'];
   deleteThreshold: SyncConfig['delete_threshold'];
   /** `--allow-deletes N`: permits up to N removals in this run despite the threshold. */
   allowDeletes?: number;

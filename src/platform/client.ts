@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { PLATFORM_DEFAULTS, type PlatformConfig } from '../config/platform.js';
+import type { PlatformConfig } from '../config/platform.js';
 import { formatPath } from '../config/zod-errors.js';
 import type { EntityKind, ListPage, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/entities.js';
 import { monotonicNow, systemClock, type Clock } from '../shared/clock.js';
@@ -60,18 +60,18 @@ export interface PlatformClientOptions {
    * refused key: `{ setting: 'platform.api_keys[1]', from: '$HR_KEY_2' }`. createPlatformClient fills it from the config.
    */
   credentialSources?: readonly ({ setting: string; from?: string } | undefined)[];
-  /** Pacing rate of each credential (default: platform.requests_per_second's, 100, the platform's per-key limit). */
-  requestsPerSecond?: number;
+  /** Pacing rate of each credential (platform.requests_per_second). */
+  requestsPerSecond: number;
   /** The share of the tenant's budget for all credentials together (default: no bound beyond the keys' own). */
   tenantRequestsPerSecond?: number;
   /** Tokens spendable at once after idling (default 1). */
   burst?: number;
-  /** Requests in flight at once (default: platform.concurrency's). */
-  concurrency?: number;
-  /** Per-attempt timeout in ms (default: platform.timeout_ms's). */
-  timeoutMs?: number;
-  /** Retry bounds; unspecified fields keep DEFAULT_RETRY_POLICY. */
-  retry?: Partial<RetryPolicy>;
+  /** Requests in flight at once (platform.concurrency). */
+  concurrency: number;
+  /** Per-attempt timeout in ms (platform.timeout_ms). */
+  timeoutMs: number;
+  /** Retry bounds (platform.max_attempts, platform.max_retry_time_ms); the backoff's delays keep DEFAULT_RETRY_POLICY's unless given. */
+  retry: Pick<RetryPolicy, 'maxAttempts' | 'maxRetryTimeMs'> & Partial<RetryPolicy>;
   clock?: Clock;
   /** Uniform random source in [0, 1) for jitter (tests pass a fixed one). */
   random?: () => number;
@@ -141,13 +141,13 @@ export class PlatformClient implements OrgPlatformPort {
     this.basePath = url.pathname.replace(/\/+$/, '') + API_PREFIX;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.timeoutMs = options.timeoutMs ?? PLATFORM_DEFAULTS.timeout_ms;
-    const concurrency = options.concurrency ?? PLATFORM_DEFAULTS.concurrency;
+    this.timeoutMs = options.timeoutMs;
+    const concurrency = options.concurrency;
     this.inflight = new Semaphore(concurrency);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.observer = options.observer ?? {};
     this.keys = new KeyPool(this.clock, [options.credential, ...(options.moreCredentials ?? [])], {
-      ratePerSecond: options.requestsPerSecond ?? PLATFORM_DEFAULTS.requests_per_second,
+      ratePerSecond: options.requestsPerSecond,
       burst: options.burst ?? 1,
       ...(options.tenantRequestsPerSecond !== undefined ? { tenantRatePerSecond: options.tenantRequestsPerSecond } : {}),
       ...(options.bucket ? { bucket: options.bucket } : {}),
@@ -452,6 +452,11 @@ function queryString(query: ListParams | undefined): string {
   return s ? `?${s}` : '';
 }
 
+/** The limits of the client from the `platform:` block: pacing per key, requests in flight, timeout and retry bounds. */
+export function clientLimitsFrom(config: Pick<PlatformConfig, 'requests_per_second' | 'concurrency' | 'timeout_ms' | 'max_attempts' | 'max_retry_time_ms'>): Pick<PlatformClientOptions, 'requestsPerSecond' | 'concurrency' | 'timeoutMs' | 'retry'> {
+  return { requestsPerSecond: config.requests_per_second, concurrency: config.concurrency, timeoutMs: config.timeout_ms, retry: { maxAttempts: config.max_attempts, maxRetryTimeMs: config.max_retry_time_ms } };
+}
+
 /**
  * Builds the client from the `platform:` config block: its keys are `api_key` and every `api_keys` entry (a key
  * given twice counts once), each with the setting it came from and, from the loader's `key_origins`, where it was
@@ -480,11 +485,8 @@ export function createPlatformClient(
     credential: keys[0]!,
     moreCredentials: keys.slice(1),
     credentialSources: sources,
-    requestsPerSecond: config.requests_per_second,
     tenantRequestsPerSecond: config.tenant_requests_per_second,
-    concurrency: config.concurrency,
-    timeoutMs: config.timeout_ms,
-    retry: { maxAttempts: config.max_attempts, maxRetryTimeMs: config.max_retry_time_ms },
+    ...clientLimitsFrom(config),
     ...deps,
   });
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/shared/clock.js';
 import { silentLogger, type Logger } from '../../src/shared/logger.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { runDaemon, type RunContext, type RunOutcome } from '../../src/daemon/daemon.js';
@@ -16,7 +17,7 @@ interface PendingRun {
 function harness(options: { clock?: ManualClock; graceMs?: number } = {}) {
   const clock = options.clock ?? new ManualClock(Date.UTC(2026, 10, 22, 9, 0, 0));
   const scheduler = new ManualScheduler(30 * 60_000);
-  const history = new RunHistory(openStateDb(':memory:'));
+  const history = new RunHistory(openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }));
   const metrics = new OrgsyncMetrics({ build: { version: 'test' }, defaultMetrics: false });
   const shutdown = new AbortController();
   const runs: PendingRun[] = [];
@@ -172,7 +173,7 @@ describe('daemon loop', () => {
   });
 
   it('a restarted daemon exports the last run and the last success from the run history before its first run ends', async () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const history = new RunHistory(db);
     history.start('old-ok', 'schedule', 1_000_000);
     history.finish('old-ok', { finishedAt: 1_060_000, result: 'success', exitCode: 0 });

@@ -6,6 +6,7 @@ import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { main } from '../../src/cli/main.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { demoSeed, demoWorkspace, getJson, haveBuild, repoRoot, until, type StatusRun } from './support.js';
@@ -53,7 +54,7 @@ describe.skipIf(!haveBuild())('orgsync daemon: SIGTERM during a run (subprocess)
     expect(stdout).toContain('"msg":"waiting for the run in flight to finish its writes"');
     expect(stdout).toContain('"msg":"daemon stopped"');
 
-    const db = openStateDb(join(dir, 'state/orgsync.db'));
+    const db = openStateDb(join(dir, 'state/orgsync.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const [interrupted] = new RunHistory(db).recent(1);
     db.close();
     expect(interrupted).toMatchObject({ trigger: 'start', result: 'interrupted' });

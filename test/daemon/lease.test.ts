@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS, TEST_LEASE_TTL_MS } from '../helpers/state-db.js';
 import { MirrorLease } from '../../src/mirror/lease.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { tempDir } from '../helpers/temp.js';
@@ -14,8 +15,8 @@ describe('lease lock', () => {
   it('refuses a second process while the first holds it, naming the holder; free again after release', () => {
     const file = dbFile();
     let now = Date.UTC(2026, 10, 22, 10, 0, 0);
-    const a = new MirrorLease(openStateDb(file), { now: () => now, dbPath: file, identity: { hostname: 'h1', pid: 100 }, isAlive: () => true });
-    const b = new MirrorLease(openStateDb(file), { now: () => now, dbPath: file, identity: { hostname: 'h1', pid: 200 }, isAlive: () => true });
+    const a = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: TEST_LEASE_TTL_MS, dbPath: file, identity: { hostname: 'h1', pid: 100 }, isAlive: () => true });
+    const b = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: TEST_LEASE_TTL_MS, dbPath: file, identity: { hostname: 'h1', pid: 200 }, isAlive: () => true });
     a.acquire();
     expect(() => b.acquire()).toThrow(`state DB ${file} is in use by another orgsync process (pid 100 on h1, since 2026-11-22T10:00:00.000Z); only one process may sync a mirror at a time`);
     now += 30_000;
@@ -28,16 +29,16 @@ describe('lease lock', () => {
   it('takes over from a dead process on the same host at once (kill -9), and from another host only after expiry', () => {
     const file = dbFile();
     let now = 1_000_000;
-    const dead = new MirrorLease(openStateDb(file), { now: () => now, identity: { hostname: 'h1', pid: 100 } });
+    const dead = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: TEST_LEASE_TTL_MS, identity: { hostname: 'h1', pid: 100 } });
     dead.acquire();
     const alive = new Set<number>();
-    const next = new MirrorLease(openStateDb(file), { now: () => now, identity: { hostname: 'h1', pid: 200 }, isAlive: (pid) => alive.has(pid) });
+    const next = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: TEST_LEASE_TTL_MS, identity: { hostname: 'h1', pid: 200 }, isAlive: (pid) => alive.has(pid) });
     next.acquire();
     expect(next.current()?.pid).toBe(200);
     // The first process lost it: renewing tells it so.
     expect(dead.renew()).toBe(false);
 
-    const remote = new MirrorLease(openStateDb(file), { now: () => now, ttlMs: 60_000, identity: { hostname: 'h2', pid: 300 }, isAlive: () => false });
+    const remote = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: 60_000, identity: { hostname: 'h2', pid: 300 }, isAlive: () => false });
     expect(() => remote.acquire()).toThrow('is in use by another orgsync process (pid 200 on h1');
     now += 60_001;
     remote.acquire();
@@ -49,8 +50,8 @@ describe('lease fencing', () => {
   it('verify() holds while the term is this process\'s, and names who took it, or says it expired; an expired term is not renewed', () => {
     const file = dbFile();
     let now = Date.UTC(2026, 10, 22, 10, 0, 0);
-    const a = new MirrorLease(openStateDb(file), { now: () => now, ttlMs: 3_000, identity: { hostname: 'h1', pid: 100 }, isAlive: () => true });
-    const b = new MirrorLease(openStateDb(file), { now: () => now, ttlMs: 3_000, identity: { hostname: 'h1', pid: 200 }, isAlive: () => true });
+    const a = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: 3_000, identity: { hostname: 'h1', pid: 100 }, isAlive: () => true });
+    const b = new MirrorLease(openStateDb(file, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), { now: () => now, ttlMs: 3_000, identity: { hostname: 'h1', pid: 200 }, isAlive: () => true });
     expect(a.renewEveryMs).toBe(1_000);
     a.acquire();
     expect(a.verify()).toBeUndefined();
@@ -75,7 +76,7 @@ describe('lease fencing', () => {
 
 describe('run history', () => {
   it('records runs newest first, closes abandoned ones, finds the last success, prunes old rows', () => {
-    const history = new RunHistory(openStateDb(':memory:'), 3);
+    const history = new RunHistory(openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }), 3);
     history.start('r1', 'start', 1_000);
     history.finish('r1', { finishedAt: 3_000, result: 'success', exitCode: 0, summary: { writes: 5 } });
     history.start('r2', 'schedule', 4_000);

@@ -12,6 +12,7 @@ import { startRun } from '../../src/daemon/pipeline/start.js';
 import { DRY_RUN_WRITES, runWritesFor } from '../../src/daemon/pipeline/writes.js';
 import type { Change, Plan } from '../../src/domain/index.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import { OwnershipStore } from '../../src/mirror/ownership.js';
 import { RecordHistory } from '../../src/mirror/record-history.js';
@@ -75,7 +76,7 @@ let deps: RunOnceDeps;
 const rows = (): number => db.prepare('SELECT count(*) FROM record_history').pluck().get() as number;
 
 beforeEach(() => {
-  db = openStateDb(':memory:');
+  db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
   let now = Date.parse('2026-11-27T10:00:00Z');
   deps = {
     config,

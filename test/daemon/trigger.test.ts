@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { runDaemon, type RunContext, type RunOutcome } from '../../src/daemon/daemon.js';
@@ -33,7 +34,7 @@ function start(token: string | undefined) {
       }),
     logger: silentLogger,
     metrics,
-    history: new RunHistory(openStateDb(':memory:')),
+    history: new RunHistory(openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS })),
     scheduler: new ManualScheduler(30 * 60_000),
     clock,
     listen: '127.0.0.1:0',

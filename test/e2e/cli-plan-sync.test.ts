@@ -8,6 +8,7 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, org } from './harness.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -125,7 +126,7 @@ describe('orgsync sync', () => {
     expect(await writes()).toBe(0);
     expect((await cli('plan', '--config', config, '--detailed-exitcode')).code).toBe(5);
     // The run history marks both rows as dry runs; nothing counts as a success.
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     try {
       const history = new RunHistory(db);
       expect(history.recent(10).map((r) => [r.result, (r.summary as { dry_run: boolean }).dry_run])).toEqual([

@@ -11,6 +11,7 @@ import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { getJson, until, type StatusRun } from '../daemon/support.js';
@@ -96,7 +97,7 @@ describe('a read-only key', () => {
     expect(r.stderr).toMatch(SCOPE_LINE);
     expect(JSON.parse(r.stdout)).toMatchObject({ result: 'failed', exit_code: 1 });
     expect(await writeCalls(emulator)).toBe(1);
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     try {
       expect(new RunHistory(db).recent(1).map((row) => [row.trigger, row.result, row.exitCode])).toEqual([['apply', 'failed', 1]]);
     } finally {

@@ -10,6 +10,7 @@ import type { Config } from '../../src/config/schema.js';
 import { runOnce, type RunObserver, type RunOnceOptions, type RunSummary } from '../../src/daemon/run-once.js';
 import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import { OwnershipStore } from '../../src/mirror/ownership.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/client.js';
@@ -97,7 +98,7 @@ export class SyncWorld {
       },
       random: () => 0.1,
     });
-    this.db = openStateDb(this.config.state.path);
+    this.db = openStateDb(this.config.state.path, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     this.mirror = new Mirror(this.db);
     this.ownership = new OwnershipStore(this.db, this.config.sync.id);
   }

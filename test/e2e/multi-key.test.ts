@@ -15,6 +15,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { runOnce, type RunSummary } from '../../src/daemon/run-once.js';
 import type { DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import { OwnershipStore } from '../../src/mirror/ownership.js';
 import { createPlatformClient } from '../../src/platform/client.js';
@@ -85,7 +86,7 @@ async function syncOnce(
     },
     random: () => 0.1,
   });
-  const db = openStateDb(config.state.path);
+  const db = openStateDb(config.state.path, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
   try {
     const deps = {
       config,

@@ -9,6 +9,7 @@ import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { getJson, until, type StatusRun } from '../daemon/support.js';
@@ -57,7 +58,7 @@ describe('run history of every writing command', () => {
     expect((await cli('adopt', '--config', config, '--match', 'email')).code).toBe(0);
     expect((await cli('release', '--config', config, 'u1', '--entity', 'members')).code).toBe(0);
 
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     try {
       const rows = new RunHistory(db).recent(10);
       // Newest first; the dry run of adopt wrote nothing and left no row.

@@ -152,7 +152,7 @@ describe('stateLostGuard in the planner', () => {
   const root: PlatformDepartment = { id: 'd0', name: 'Acme', parent_id: '', third_department_id: '', depth: 0, path: '/Acme', sort_order: 0, status: 'active', metadata: {} } as unknown as PlatformDepartment;
   const managed = (id: string): PlatformDepartment => ({ ...root, id, name: id, parent_id: 'd0', third_department_id: id, depth: 1, path: `/Acme/${id}`, metadata: { managed_by: 'hr-sync' } }) as unknown as PlatformDepartment;
   const snapshot = (departments: PlatformDepartment[]) => ({ departments: [root, ...departments], positions: [] as PlatformPosition[], members: [] as PlatformMember[], ownedMembers: new Map<string, string>() });
-  const opts = (stateKnown?: boolean) => ({ syncId: 'hr-sync', policy: 'sync' as const, memberRemoval: 'left' as const, deleteThreshold: { max_count: 500, max_percent: 20 }, now: 0, ...(stateKnown !== undefined ? { stateKnown } : {}) });
+  const opts = (stateKnown?: boolean) => ({ syncId: 'hr-sync', policy: 'sync' as const, memberRemoval: 'left' as const, deleteThreshold: { max_count: 500, max_percent: 20 }, adopt: { members: [], departments: [], positions: [] }, now: 0, ...(stateKnown !== undefined ? { stateKnown } : {}) });
   const desired = org({ departments: [['eng', 'Engineering']] });
 
   it('refuses only when the state is unknown and something is managed by this sync.id', () => {

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { MirrorLease } from '../../src/mirror/lease.js';
 import { steadyWallClock, type Clock } from '../../src/shared/clock.js';
 import { tempDir } from '../helpers/temp.js';
@@ -42,7 +43,7 @@ describe('lease time under a stepped wall clock', () => {
   });
   const open = () => {
     dir ||= tempDir('orgsync-lease-clock-');
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     dbs.push(db);
     return db;
   };

@@ -15,6 +15,7 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { titledOrg, writeCsvOrg, writeFaultConfig } from './org.js';
 import { CliProcess, haveBuild, killAll, repoRoot, tempDir, until } from './process.js';
 import { FaultProxy, WRITES } from './proxy.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 
 /** A process that holds the write lock of `path` (BEGIN IMMEDIATE) until killed; resolves once it holds it. */
 async function lockDb(path: string): Promise<{ pid: number; kill(): Promise<void> }> {
@@ -148,7 +149,7 @@ describe('the state DB under contention', () => {
     cleanup.push(() => tmp.remove());
     const dbPath = join(tmp.dir, 'new', 'state.db');
     const script = `import { openStateDb } from './dist/mirror/db.js';
-const db = openStateDb(${JSON.stringify(dbPath)});
+const db = openStateDb(${JSON.stringify(dbPath)}, { busyTimeoutMs: ${TEST_BUSY_TIMEOUT_MS} });
 console.log(JSON.stringify({ version: db.pragma('user_version', { simple: true }) }));
 db.close();`;
     const runs = await Promise.all(

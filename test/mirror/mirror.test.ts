@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import { migrations, runMigrations, type Migration } from '../../src/mirror/migrations/index.js';
 import type { PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/entities.js';
@@ -58,20 +59,20 @@ describe('state DB', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('opens a file in WAL with synchronous=FULL and tracks migrations in user_version', () => {
-    const db = openStateDb(join(dir, 'sub', 'state.db'));
+    const db = openStateDb(join(dir, 'sub', 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
-    expect(db.pragma('busy_timeout', { simple: true })).toBe(10000); // the default state.busy_timeout
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(TEST_BUSY_TIMEOUT_MS); // as passed: state.busy_timeout
     expect(db.pragma('user_version', { simple: true })).toBe(Math.max(...migrations.map((m) => m.version)));
     db.close();
     // Re-opening applies nothing twice.
-    const again = openStateDb(join(dir, 'sub', 'state.db'));
+    const again = openStateDb(join(dir, 'sub', 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     expect(runMigrations(again, migrations)).toEqual([]);
     again.close();
   });
 
   it('applies only newer migrations, each with its version', () => {
-    const db = openStateDb(':memory:', { migrations: migrations.slice(0, 1) });
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS, migrations: migrations.slice(0, 1) });
     expect(db.pragma('user_version', { simple: true })).toBe(1);
     const extra: Migration = { version: 900, name: 'test', sql: 'CREATE TABLE t10 (x INTEGER)' };
     const expected = [...migrations.slice(1).map((m) => m.version), 900].sort((a, b) => a - b);
@@ -80,7 +81,7 @@ describe('state DB', () => {
   });
 
   it('a failing migration leaves the previous version, and says which failed', () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const v = db.pragma('user_version', { simple: true }) as number;
     const bad: Migration = { version: 901, name: 'broken', sql: 'CREATE TABLE ok1 (x); CREATE TABLE nope (' };
     expect(() => runMigrations(db, [...migrations, bad])).toThrow(/migration 901 broken failed/);
@@ -89,13 +90,13 @@ describe('state DB', () => {
   });
 
   it('refuses a DB newer than this orgsync', () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     db.pragma('user_version = 5000');
     expect(() => runMigrations(db, migrations)).toThrow(/newer than this orgsync knows/);
   });
 
   it('refuses duplicate migration versions', () => {
-    const db = openStateDb(':memory:', { migrations: [] });
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS, migrations: [] });
     expect(() => runMigrations(db, [...migrations, { ...migrations[0]!, name: 'dup' }])).toThrow(/defined twice/);
   });
 });
@@ -104,7 +105,7 @@ describe('Mirror', () => {
   let db: Database.Database;
   let mirror: Mirror;
   beforeEach(() => {
-    db = openStateDb(':memory:');
+    db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     mirror = new Mirror(db);
   });
   afterEach(() => db.close());
@@ -207,7 +208,7 @@ describe('Mirror', () => {
 
 describe('Mirror as a metrics probe', () => {
   it('reports watermarks in ms and records by status', () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     expect(mirror.watermarks()).toEqual({ positions: undefined, departments: undefined, members: undefined });
     const walk = mirror.beginWalk('members', 'full', '2026-01-04T00:00:00.000Z');

@@ -7,7 +7,8 @@ import type { Dispatcher } from 'undici';
 import { Agent } from 'undici';
 import { ENTITY_KINDS, type EntityKind } from '../../src/domain/entities.js';
 import type { Mirror } from '../../src/mirror/mirror.js';
-import { PlatformClient } from '../../src/platform/client.js';
+import { PLATFORM_DEFAULTS } from '../../src/config/platform.js';
+import { clientLimitsFrom, PlatformClient } from '../../src/platform/client.js';
 import { TokenBucket } from '../../src/platform/pacing.js';
 import { systemClock, type Clock } from '../../src/shared/clock.js';
 import { TEST_KEYS } from '../helpers/emulator.js';
@@ -15,6 +16,7 @@ import { TEST_KEYS } from '../helpers/emulator.js';
 /** A read-write client on the real clock, fast, with its own bucket (setup and checks, not under test). */
 export function writerClient(url: string): PlatformClient {
   return new PlatformClient({
+    ...clientLimitsFrom(PLATFORM_DEFAULTS),
     baseUrl: url,
     credential: TEST_KEYS.acmeRw,
     clock: systemClock,
@@ -26,6 +28,7 @@ export function writerClient(url: string): PlatformClient {
 /** The client under test: read-only key, its own bucket on `clock`. */
 export function readerClient(url: string, clock: Clock, over: Partial<ConstructorParameters<typeof PlatformClient>[0]> = {}): PlatformClient {
   return new PlatformClient({
+    ...clientLimitsFrom(PLATFORM_DEFAULTS),
     baseUrl: url,
     credential: TEST_KEYS.acmeRead,
     clock,

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { maskContact, maskContactsIn, RecordHistory } from '../../src/mirror/record-history.js';
 import type { Change } from '../../src/domain/index.js';
 
@@ -17,7 +18,7 @@ describe('record history store', () => {
     expect(maskContact('ann.lee@acme.test')).toBe('a***@acme.test');
     expect(maskContact('+4915112345678')).toBe('+49*********78');
     expect(maskContactsIn('create member "Ann" <ann.lee@acme.test>, phone +4915112345678')).toBe('create member "Ann" <a***@acme.test>, phone +49*********78');
-    db = openStateDb(':memory:');
+    db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const store = new RecordHistory(db);
     store.recordResults(
       [
@@ -32,7 +33,7 @@ describe('record history store', () => {
   });
 
   it('prunes entries older than a time and filters by since, newest first', () => {
-    db = openStateDb(':memory:');
+    db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const store = new RecordHistory(db);
     for (const at of [1000, 2000, 3000]) store.recordResults([{ change: change({}), status: 'applied' }], { runId: `r${at}`, trigger: 'schedule', at });
     expect(store.entries({ sourceIds: ['u1'], platformIds: [] }).map((e) => e.runId)).toEqual(['r3000', 'r2000', 'r1000']);

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { refreshMirror, type RefreshMirrorOptions } from '../../src/daemon/refresh-mirror.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS, TEST_REFRESH_SETTINGS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import type { PlatformClient } from '../../src/platform/client.js';
 import type { OrgPlatformPort } from '../../src/platform/port.js';
@@ -48,13 +49,13 @@ describe('refreshMirror against the emulator', () => {
   let db: Database.Database;
   let mirror: Mirror;
   const refresh = (client: Pick<OrgPlatformPort, 'listPage'>, over: Partial<RefreshMirrorOptions> = {}) =>
-    refreshMirror({ client, mirror, clock: systemClock, logger: silentLogger, ...over });
+    refreshMirror({ client, mirror, clock: systemClock, logger: silentLogger, ...TEST_REFRESH_SETTINGS, ...over });
 
   beforeEach(async () => {
     emu = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
     writer = writerClient(emu.url);
     reader = readerClient(emu.url, systemClock);
-    db = openStateDb(':memory:');
+    db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     mirror = new Mirror(db);
   });
   afterEach(async () => {
@@ -150,12 +151,12 @@ describe('refreshMirror against the emulator', () => {
   it('takes a full walk when the last one is older than the period', async () => {
     await buildOrg(writer, { positions: 1, departments: 1, members: 1 });
     const clock = new ManualClock(Date.now());
-    await refreshMirror({ client: reader, mirror, clock, logger: silentLogger });
+    await refreshMirror({ client: reader, mirror, clock, logger: silentLogger, ...TEST_REFRESH_SETTINGS });
     clock.set(clock.now() + 60_000);
-    const soon = await refreshMirror({ client: reader, mirror, clock, logger: silentLogger, fullWalkEveryMs: 3_600_000 });
+    const soon = await refreshMirror({ client: reader, mirror, clock, logger: silentLogger, ...TEST_REFRESH_SETTINGS, fullWalkEveryMs: 3_600_000 });
     expect(soon.entities.map((e) => e.mode)).toEqual(['incremental', 'incremental', 'incremental']);
     clock.set(clock.now() + 3_600_000);
-    const late = await refreshMirror({ client: reader, mirror, clock, logger: silentLogger, fullWalkEveryMs: 3_600_000 });
+    const late = await refreshMirror({ client: reader, mirror, clock, logger: silentLogger, ...TEST_REFRESH_SETTINGS, fullWalkEveryMs: 3_600_000 });
     expect(late.entities.map((e) => e.mode)).toEqual(['full', 'full', 'full']);
   });
 
@@ -295,7 +296,7 @@ describe('pacing against the emulator\'s rate limit (one ManualClock for both si
       observer: { onResponse: (_m, _r, status) => status === 429 && answers429.push(clock.now()) },
       retry: { maxAttempts: 20, maxRetryTimeMs: 600_000 },
     });
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const mirror = new Mirror(db);
     const close = async () => {
       db.close();
@@ -309,7 +310,7 @@ describe('pacing against the emulator\'s rate limit (one ManualClock for both si
   it('a 429 storm: the refresh completes, sends never exceed the given rate, and each 429 pauses the whole bucket', async () => {
     const t = await setup(20);
     try {
-      const result = await onClock(t.clock, () => refreshMirror({ client: t.reader, mirror: t.mirror, clock: t.clock as Clock, logger: silentLogger, pageSize: 2 }));
+      const result = await onClock(t.clock, () => refreshMirror({ client: t.reader, mirror: t.mirror, clock: t.clock as Clock, logger: silentLogger, ...TEST_REFRESH_SETTINGS, pageSize: 2 }));
       expect(result.entities.map((e) => e.records)).toEqual([3, 6, 11]);
       const counts = await requestCounts(t.emu.url, ADMIN);
       const limited = counts.filter((c) => c.status === 429).reduce((n, c) => n + c.count, 0);
@@ -330,7 +331,7 @@ describe('pacing against the emulator\'s rate limit (one ManualClock for both si
   it('paced at the emulator\'s limit, the client is never answered 429', async () => {
     const t = await setup(5);
     try {
-      await onClock(t.clock, () => refreshMirror({ client: t.reader, mirror: t.mirror, clock: t.clock as Clock, logger: silentLogger, pageSize: 2 }));
+      await onClock(t.clock, () => refreshMirror({ client: t.reader, mirror: t.mirror, clock: t.clock as Clock, logger: silentLogger, ...TEST_REFRESH_SETTINGS, pageSize: 2 }));
       const counts = await requestCounts(t.emu.url, ADMIN);
       expect(counts.filter((c) => c.status === 429)).toEqual([]);
       expect(t.answers429).toEqual([]);

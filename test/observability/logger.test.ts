@@ -16,7 +16,7 @@ function sink() {
 describe('logger', () => {
   it('writes JSON lines with level names, time and the bound run_id on every line of a child', () => {
     const { stream, lines } = sink();
-    const log = createLogger({ level: 'info', destination: stream, pretty: false });
+    const log = createLogger({ level: 'info', destination: stream, pretty: false, secrets: [], redactPaths: [] });
     const run = log.child({ run_id: 'r-1' });
     run.info({ entity: 'member', count: 3 }, 'planned removals');
     run.debug({}, 'not written at info');
@@ -58,7 +58,7 @@ describe('logger', () => {
 
   it('pretty output is readable text, still redacted', () => {
     const { stream, lines } = sink();
-    const log = createLogger({ level: 'info', destination: stream, pretty: true, secrets: ['supersecretvalue'] });
+    const log = createLogger({ level: 'info', destination: stream, pretty: true, secrets: ['supersecretvalue'], redactPaths: [] });
     log.child({ run_id: 'r-2' }).info({ key: 'supersecretvalue' }, 'run started');
     const text = lines.join('\n');
     expect(text).toContain('INFO');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { RunHistory } from '../../src/mirror/runs.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { demoSeed, demoWorkspace } from '../daemon/support.js';
@@ -51,7 +52,7 @@ describe('orgsync sync with metrics.pushgateway_url', { timeout: 180_000 }, () =
     expect(samples.filter((l) => !l.includes('sync_id="daemon-e2e"'))).toEqual([]);
     expect(cap.out.stderr).toContain('"msg":"metrics pushed to the Pushgateway"');
 
-    const db = openStateDb(join(dir, 'state/orgsync.db'));
+    const db = openStateDb(join(dir, 'state/orgsync.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const [run] = new RunHistory(db).recent(1);
     db.close();
     expect(run).toMatchObject({ trigger: 'once', result: 'success', summary: { writes: 417 } });

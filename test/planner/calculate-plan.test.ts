@@ -124,7 +124,7 @@ describe('calculatePlan: ownership', () => {
         members: [{ source_id: 'u2', display_name: 'Bob', email: 'bob@x.test', department_source_id: 'eng', status: 'active' }],
       }),
       snapshot({ departments: [ROOT, hand], members: [bob] }),
-      { ...OPTS, adopt: { departments: ['name'], members: ['email'] } },
+      { ...OPTS, adopt: { departments: ['name'], members: ['email'], positions: [] } },
     );
     expect(plan.changes.map((c) => [c.id, c.adoptedBy, c.request?.body])).toEqual([
       ['departments:adopt:eng', 'name', { third_department_id: 'eng', metadata: { color: 'red', managed_by: 'hr' } }],

@@ -207,7 +207,7 @@ describe('calculatePlan: department_name_taken', () => {
   });
 
   it('adopting by name takes nobody\'s department: no create, no warning; another sync\'s is still warned about', () => {
-    const plan = calculatePlan(source, snapshot({ departments: [ROOT, theirs, hand] }), { ...OPTS, adopt: { departments: ['name'] } });
+    const plan = calculatePlan(source, snapshot({ departments: [ROOT, theirs, hand] }), { ...OPTS, adopt: { ...OPTS.adopt, departments: ['name'] } });
     expect(plan.changes.map((c) => c.id)).toEqual(['departments:create:eng', 'departments:create:be', 'departments:adopt:sales']);
     expect(plan.warnings.map((w) => [w.code, w.thirdId])).toEqual([['department_name_taken', 'eng']]);
   });

@@ -1,6 +1,6 @@
 /** Builders of platform records and desired states for planner unit tests. */
 import type { DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
-import type { PlannerSnapshot } from '../../src/planner/index.js';
+import type { PlannerSnapshot, PlanOptions } from '../../src/planner/index.js';
 
 export const ROOT: PlatformDepartment = dept({ id: 'root', parent_id: '', name: 'Acme', path: '/Acme', depth: 0, third_department_id: '', metadata: {} });
 
@@ -53,4 +53,7 @@ export function snapshot(p: Partial<PlannerSnapshot> = {}): PlannerSnapshot {
   return { departments: [ROOT], positions: [], members: [], ownedMembers: new Map(), ...p };
 }
 
-export const OPTS = { syncId: 'hr', policy: 'sync' as const, memberRemoval: 'left' as const, now: Date.UTC(2026, 10, 22), deleteThreshold: { max_count: 500, max_percent: 100 } };
+/** sync.adopt with every list empty (the schema's default): nothing unowned is adopted. */
+export const NO_ADOPTION: PlanOptions['adopt'] = { members: [], departments: [], positions: [] };
+
+export const OPTS = { syncId: 'hr', policy: 'sync' as const, memberRemoval: 'left' as const, now: Date.UTC(2026, 10, 22), deleteThreshold: { max_count: 500, max_percent: 100 }, adopt: NO_ADOPTION };

@@ -4,7 +4,8 @@
  */
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PlatformClient } from '../../src/platform/client.js';
+import { PLATFORM_DEFAULTS } from '../../src/config/platform.js';
+import { clientLimitsFrom, PlatformClient } from '../../src/platform/client.js';
 import { ForbiddenError, UnauthorizedError } from '../../src/platform/errors.js';
 import { keyFingerprint } from '../../src/platform/key-pool.js';
 import { ManualClock } from '../../src/shared/clock.js';
@@ -75,6 +76,7 @@ function serve(answer: (key: string, path: string, n: number) => { status: numbe
 
 const client = () =>
   new PlatformClient({
+    ...clientLimitsFrom(PLATFORM_DEFAULTS),
     baseUrl: ORIGIN,
     credential: A,
     moreCredentials: [B],

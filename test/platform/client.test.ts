@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { ManualClock } from '../../src/shared/clock.js';
-import { PlatformClient } from '../../src/platform/client.js';
+import { PLATFORM_DEFAULTS } from '../../src/config/platform.js';
+import { clientLimitsFrom, PlatformClient } from '../../src/platform/client.js';
 import { TokenBucket } from '../../src/platform/pacing.js';
 import {
   ConflictError,
@@ -77,6 +78,7 @@ describe('PlatformClient over MockAgent', () => {
 
   const client = (over: Partial<ConstructorParameters<typeof PlatformClient>[0]> = {}) =>
     new PlatformClient({
+      ...clientLimitsFrom(PLATFORM_DEFAULTS),
       baseUrl: ORIGIN,
       credential: 'ek_test_secret',
       dispatcher: agent,
@@ -254,7 +256,7 @@ describe('PlatformClient over MockAgent', () => {
   it('a request slower than timeout_ms is a TimeoutError (retryable, then given up)', async () => {
     const scope = agent.get(ORIGIN);
     scope.intercept({ path: `${P}/org/positions/slow`, method: 'GET' }).reply(200, {}).delay(2000);
-    const c = client({ timeoutMs: 50, retry: { maxAttempts: 1 } });
+    const c = client({ timeoutMs: 50, retry: { maxAttempts: 1, maxRetryTimeMs: PLATFORM_DEFAULTS.max_retry_time_ms } });
     const e = await c.getPosition('slow').catch((x: unknown) => x);
     expect(e).toBeInstanceOf(TimeoutError);
     expect((e as PlatformError).message).toBe('GET /org/positions/{position_id}: timed out after 50 ms');

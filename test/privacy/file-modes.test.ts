@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt, repoRoot } from '../helpers/build.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { demoSeed, demoWorkspace } from '../daemon/support.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
@@ -47,7 +48,7 @@ describe('private files under umask 022', { timeout: 180_000 }, () => {
       const { openStateDb } = await import(${JSON.stringify(join(repoRoot, 'dist/mirror/db.js'))});
       const { statSync } = await import('node:fs');
       const path = ${JSON.stringify(join(dir, 'fresh', 'sub', 'orgsync.db'))};
-      const db = openStateDb(path);
+      const db = openStateDb(path, { busyTimeoutMs: ${TEST_BUSY_TIMEOUT_MS} });
       db.prepare('CREATE TABLE probe (x)').run();
       const m = (p) => (statSync(p).mode & 0o777).toString(8);
       console.log(JSON.stringify({ db: m(path), wal: m(path + '-wal'), shm: m(path + '-shm'), dir: m(${JSON.stringify(join(dir, 'fresh'))}), sub: m(${JSON.stringify(join(dir, 'fresh', 'sub'))}) }));

@@ -9,7 +9,7 @@ import { changeLine, memberCreateChange } from '../../src/domain/index.js';
 function jsonLines(personalData: boolean | undefined): Record<string, unknown>[] {
   const lines: string[] = [];
   const destination = { write: (s: string) => lines.push(s) > 0 } as unknown as NodeJS.WritableStream;
-  const log = createLogger({ level: 'info', pretty: false, destination, ...(personalData === undefined ? {} : { personalData }) });
+  const log = createLogger({ level: 'info', pretty: false, destination, secrets: [], redactPaths: [], ...(personalData === undefined ? {} : { personalData }) });
   log.info({ third_id: 'E1002', line: 'CREATE member E1002 in /Acme/Sales', detail: 'CREATE member E1002 "Lars Okafor" in /Acme/Sales' }, 'change applied');
   return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
 }

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readWithPhoneCache } from '../../src/daemon/phone-cache.js';
 import { PHONE_RULES, PhoneCache } from '../../src/domain/phone-cache.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { PhoneCacheStore } from '../../src/mirror/phone-cache.js';
 import { readDesiredState } from '../../src/sources/index.js';
 import { silentLogger } from '../../src/shared/logger.js';
@@ -62,7 +63,7 @@ async function run(store: PhoneCacheStore, mayWrite = true) {
 
 describe('the phone cache', () => {
   it('keeps libphonenumber-js verdicts (invalid ones too), not the fast path’s, and a repeat run takes them from the cache', async () => {
-    db = openStateDb(join(dir, 'state.db'));
+    db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const store = new PhoneCacheStore(db);
     const phones = { E1: '+14155550132', E2: '+15107293926', E3: '+15107293928', E4: null, E5: '+15107293927' };
     expect(await run(store)).toEqual(phones);
@@ -78,7 +79,7 @@ describe('the phone cache', () => {
   });
 
   it('invalidates an entry when the raw value changes: the new value is normalised, the old one leaves the cache', async () => {
-    db = openStateDb(join(dir, 'state.db'));
+    db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const store = new PhoneCacheStore(db);
     await run(store);
     // Planted: were the stale entry used for the changed row, E2 would get this number.
@@ -99,7 +100,7 @@ describe('the phone cache', () => {
   });
 
   it('an unchanged export writes nothing; a run that may not write the state DB saves nothing', async () => {
-    db = openStateDb(join(dir, 'state.db'));
+    db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const store = new PhoneCacheStore(db);
     await run(store);
     const before = db.prepare('SELECT total_changes() AS n').pluck().get() as number;
@@ -111,7 +112,7 @@ describe('the phone cache', () => {
   });
 
   it('entries made under other rules (another libphonenumber-js) are never used and are replaced at the next save', async () => {
-    db = openStateDb(join(dir, 'state.db'));
+    db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const store = new PhoneCacheStore(db);
     await run(store);
     db.prepare("UPDATE phone_cache SET e164 = '+14155550000' WHERE raw = '1 (415) 555-0132'").run();

@@ -1,12 +1,13 @@
 /** The trust state store: migration 015, a DB migrated past it before it existed, the commit and the signing key. */
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { migrations } from '../../src/mirror/migrations/index.js';
 import { TrustStateStore } from '../../src/mirror/trust-state.js';
 
 describe('TrustStateStore', () => {
   it('records an accepted run in one commit and replaces the missing set', () => {
-    const db = openStateDb(':memory:');
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const store = new TrustStateStore(db, 'hr-sync');
     expect(store.snapshotCounts()).toEqual({});
     expect(store.scope()).toBeUndefined();
@@ -25,7 +26,7 @@ describe('TrustStateStore', () => {
   });
 
   it('works on a state DB that reached a later version before migration 015 existed', () => {
-    const db = openStateDb(':memory:', { migrations: migrations.filter((m) => m.version !== 15) });
+    const db = openStateDb(':memory:', { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS, migrations: migrations.filter((m) => m.version !== 15) });
     expect(db.pragma('user_version', { simple: true })).toBe(Math.max(...migrations.map((m) => m.version)));
     const store = new TrustStateStore(db, 'hr-sync');
     store.commit({ at: '2026-01-01T00:00:00.000Z', snapshot: { members: 1 }, missing: [] });

@@ -52,7 +52,8 @@ async function runEmulator(flags: EmulatorFlags, ctx: CliContext): Promise<Comma
   const seed = loadSeedFile(flags.seed);
   // Logs go to stderr: stdout carries only the ready line(s). Seed keys and the admin token are redacted by value.
   const secrets = [...seed.tenants.flatMap((t) => t.api_keys.map((k) => k.key)), ...(flags.adminToken ? [flags.adminToken] : [])];
-  const logger = createLogger({ level: flags.logLevel, destination: ctx.stderr, pretty: wantsPretty('auto', false), secrets });
+  // No orgsync config here: no log.redact paths beyond the built-in ones.
+  const logger = createLogger({ level: flags.logLevel, destination: ctx.stderr, pretty: wantsPretty('auto', false), secrets, redactPaths: [] });
   let running: RunningEmulatorHandle;
   try {
     running = await startEmulator({

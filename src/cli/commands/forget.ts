@@ -76,7 +76,7 @@ async function forget(selector: string, config: Config, ctx: CliContext): Promis
     if (target.platformIds.length === 0) {
       throw new OrgsyncError('FORGET_REFUSED', `forget "${selector}": no member of the mirror matches (a source id, platform id or e-mail); check it with orgsync history`);
     }
-    const logger = createLogger({ level: config.log.level === 'info' ? 'warn' : config.log.level, destination: ctx.stderr, pretty: false, secrets: config.meta.secrets });
+    const logger = createLogger({ level: config.log.level === 'info' ? 'warn' : config.log.level, destination: ctx.stderr, pretty: false, secrets: config.meta.secrets, redactPaths: config.log.redact });
     const listing = sourcesListing(await readDesiredState(config, { env: ctx.env, logger, clock: systemClock }), target);
     if (listing.length > 0) {
       throw new OrgsyncError('FORGET_REFUSED', `forget "${selector}": source ${listing.map((s) => `"${s}"`).join(', ')} still lists this person, so the next run would bring them back; remove them from the source first`);

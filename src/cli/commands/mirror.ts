@@ -88,6 +88,7 @@ async function runRefresh(cfg: Config, ctx: CliContext, full: boolean): Promise<
     destination: ctx.stderr,
     pretty: wantsPretty(cfg.log.format, ctx.isTTY),
     secrets: cfg.meta.secrets,
+    redactPaths: cfg.log.redact,
   });
   const client: PlatformClient = createPlatformClient(
     cfg.platform,

@@ -65,7 +65,7 @@ Examples:
         (async () => {
           // Never calls the platform, so its key is neither needed nor read.
           const cfg = loadConfig(opts.config, ctx.env, { platformSecrets: false });
-          const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets });
+          const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets, redactPaths: cfg.log.redact });
           const report = await readSourcesReport(cfg, { env: ctx.env, logger, signal: ctx.shutdownSignal });
           ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(cfg.meta.file, report));
           return report.state.quarantine.length > 0 ? EXIT.PARTIAL : EXIT.OK;
@@ -113,7 +113,7 @@ async function runPreview(opts: PreviewOpts, ctx: CliContext): Promise<number> {
   const now = opts.today === undefined ? Date.now() : dayToJudge(opts.today, cfg);
   const chosen = opts.source === undefined ? cfg.sources : cfg.sources.filter((s) => s.name === opts.source);
   if (chosen.length === 0) throw new OrgsyncError('USAGE', `sources preview: ${cfg.meta.file} has no source named "${opts.source}" (its sources: ${cfg.sources.map((s) => s.name).join(', ') || 'none'}); set --source to one of them`);
-  const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets });
+  const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets, redactPaths: cfg.log.redact });
   const reads: SourcePreviewRead[] = [];
   for (const source of chosen) {
     reads.push(await previewSource(source, { config: cfg, entity: opts.entity, limit, env: ctx.env, logger: logger.child({ source: source.name }), signal: ctx.shutdownSignal }));

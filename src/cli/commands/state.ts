@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import { loadConfig } from '../../config/load.js';
+import { stateDbOptionsFrom } from '../../daemon/pipeline/options.js';
 import { backupStateDb, restoreStateDb, type StateFileFacts } from '../../mirror/backup.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
@@ -44,8 +45,8 @@ Exit codes: 0 written, 1 failed (no state DB, cannot write FILE), 2 config or us
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
-          const dbPath = resolveConfigPath(config, config.state.path);
-          const result = await backupStateDb(dbPath, file);
+          const { path: dbPath, busyTimeoutMs } = stateDbOptionsFrom(config);
+          const result = await backupStateDb(dbPath, file, { busyTimeoutMs });
           ctx.stdout.write(`Backed up ${dbPath} to ${file} (${describeFacts(result)}; ${result.bytes} bytes).\n`);
           return EXIT.OK;
         })(),
@@ -70,8 +71,8 @@ Exit codes: 0 restored, 1 refused because another process holds the lease (it is
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
-          const dbPath = resolveConfigPath(config, config.state.path);
-          const result = await restoreStateDb(dbPath, file, { syncId: config.sync.id });
+          const { path: dbPath, busyTimeoutMs, leaseTtlMs } = stateDbOptionsFrom(config);
+          const result = await restoreStateDb(dbPath, file, { syncId: config.sync.id, busyTimeoutMs, leaseTtlMs });
           ctx.stdout.write(`Restored ${file} into ${dbPath} (${describeFacts(result)}).\n`);
           if (result.previous) ctx.stdout.write(`The state it replaced was saved to ${result.previous}.\n`);
           return EXIT.OK;

@@ -47,7 +47,7 @@ export const DEPARTMENT_ROWS: Record<DepartmentRowName, (row: DepartmentRow, env
 export function diffDepartments(desired: readonly DesiredDepartment[], all: readonly PlatformDepartment[], provided: boolean, ctx: DiffContext): DepartmentDiff {
   const index = buildDepartmentIndex(desired, all, ctx.syncId, ctx.opts.rootDepartment, ctx.warnings);
   const out = newDepartmentResult(ctx.warnings);
-  const env: DepartmentEnv = { ctx, index, adoptBy: ctx.opts.adopt?.departments ?? [], label: departmentLabel(index, out) };
+  const env: DepartmentEnv = { ctx, index, adoptBy: ctx.opts.adopt.departments, label: departmentLabel(index, out) };
   for (const d of index.ordered) {
     const row = classifyDepartment(d, env, out);
     DEPARTMENT_ROWS[row.row](row, env, out);

@@ -49,7 +49,7 @@ export { NOT_OWNED_ABSENT } from './types.js';
 /** Diffs desired members against the mirror: the index, then each key through the table. */
 export function diffMembers(desired: readonly DesiredMember[], all: readonly PlatformMember[], ownedMembers: ReadonlyMap<string, string>, provided: boolean, ctx: DiffContext, input: MemberDiffInput): MemberDiff {
   const index = buildMemberIndex(desired, all, ownedMembers);
-  const env: MemberEnv = { ctx, input, index, removalMode: ctx.opts.memberRemoval, adoptBy: ctx.opts.adopt?.members ?? [], provided };
+  const env: MemberEnv = { ctx, input, index, removalMode: ctx.opts.memberRemoval, adoptBy: ctx.opts.adopt.members, provided };
   const out = newMemberResult(ctx.warnings);
   for (const d of desired) {
     const row = classifyPresent(memberKey(d, index), env, out);

@@ -36,7 +36,7 @@ export const POSITION_ROWS: Record<PositionRowName, (row: PositionRow, env: Posi
 /** Diffs desired positions against the mirror: the index, then each desired and each absent owned one through the table. */
 export function diffPositions(desired: readonly DesiredPosition[], live: readonly PlatformPosition[], provided: boolean, ctx: DiffContext): PositionDiff {
   const index = buildPositionIndex(desired, live, ctx.syncId);
-  const env: PositionEnv = { ctx, index, adoptBy: ctx.opts.adopt?.positions ?? [] };
+  const env: PositionEnv = { ctx, index, adoptBy: ctx.opts.adopt.positions };
   const out = newPositionResult(ctx.warnings);
   for (const d of desired) {
     const row = classifyPosition(d, env, out);
