@@ -42,8 +42,8 @@ async function serve(handle: Handler): Promise<{ base: string; requests: SeenReq
   return { base: `http://127.0.0.1:${port}`, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-const json = (res: ServerResponse, status: number, body: unknown): void => {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 };
 
 // --- Microsoft Graph ---------------------------------------------------------------------------------------------
@@ -213,46 +213,56 @@ export interface BambooDouble {
   employees: Map<string, BambooEmployee>;
   put(e: BambooEmployee): void;
   remove(id: string): void;
+  /** Moves the double's clock (its Date header and the lastChanged of what changes next) on by `ms`. */
+  tick(ms: number): void;
   close(): Promise<void>;
 }
 
-/** Starts a BambooHR double for company `acme` (HTTP Basic with API key `bamboo-key`). */
+/**
+ * Starts a BambooHR double for company `acme` (HTTP Basic with API key `bamboo-key`). Its clock is its own (moved by
+ * `tick`): every answer carries it as the Date header, and a change is stamped with it.
+ */
 export async function startBamboo(initial: BambooEmployee[]): Promise<BambooDouble> {
   const employees = new Map(initial.map((e) => [e.id, e]));
-  // When each employee last changed (ms), and the ids deleted; the initial ones changed an hour ago.
+  let now = Date.UTC(2026, 10, 27, 12, 0, 0);
+  // When each employee last changed (ms), and the ids deleted; the initial ones changed an hour before the start.
   const changed = new Map<string, { at: number; action: 'Inserted' | 'Updated' | 'Deleted' }>();
-  for (const e of initial) changed.set(e.id, { at: Date.now() - 3_600_000, action: 'Inserted' });
+  for (const e of initial) changed.set(e.id, { at: now - 3_600_000, action: 'Inserted' });
   const want = `Basic ${Buffer.from('bamboo-key:x').toString('base64')}`;
   const server = await serve((req, res) => {
-    if (req.authorization !== want) return json(res, 401, { error: 'unauthorized' });
-    if (req.path.startsWith('/api/gateway.php/acme/') === false) return json(res, 404, {});
+    const reply = (status: number, body: unknown): void => json(res, status, body, { date: new Date(now).toUTCString() });
+    if (req.authorization !== want) return reply(401, { error: 'unauthorized' });
+    if (req.path.startsWith('/api/gateway.php/acme/') === false) return reply(404, {});
     const path = req.path.slice('/api/gateway.php/acme'.length);
     if (path === '/v1/reports/custom' && req.method === 'POST' && req.query.get('format') === 'JSON') {
       const body = JSON.parse(req.body) as { fields: string[]; filters?: { employeeIds?: (number | string)[] } };
       const only = body.filters?.employeeIds?.map(String);
       const list = [...employees.values()].filter((e) => only === undefined || only.includes(e.id));
-      return json(res, 200, { title: 'orgsync', fields: body.fields.map((id) => ({ id, name: id })), employees: list.map((e) => Object.fromEntries(body.fields.map((f) => [f, e[f] ?? null]))) });
+      return reply(200, { title: 'orgsync', fields: body.fields.map((id) => ({ id, name: id })), employees: list.map((e) => Object.fromEntries(body.fields.map((f) => [f, e[f] ?? null]))) });
     }
     if (path === '/v1/employees/changed' && req.method === 'GET') {
       const since = Date.parse(req.query.get('since') ?? '');
-      if (!Number.isFinite(since)) return json(res, 400, { error: 'since is required' });
+      if (!Number.isFinite(since)) return reply(400, { error: 'since is required' });
       const out: Record<string, unknown> = {};
       for (const [id, c] of changed) if (c.at >= since) out[id] = { id, action: c.action, lastChanged: new Date(c.at).toISOString() };
-      return json(res, 200, { latest: new Date().toISOString(), employees: out });
+      return reply(200, { latest: new Date(now).toISOString(), employees: out });
     }
-    return json(res, 404, {});
+    return reply(404, {});
   });
   return {
     base: `${server.base}/api/gateway.php/acme`,
     requests: server.requests,
     employees,
     put(e) {
-      changed.set(e.id, { at: Date.now(), action: employees.has(e.id) ? 'Updated' : 'Inserted' });
+      changed.set(e.id, { at: now, action: employees.has(e.id) ? 'Updated' : 'Inserted' });
       employees.set(e.id, e);
     },
     remove(id) {
       employees.delete(id);
-      changed.set(id, { at: Date.now(), action: 'Deleted' });
+      changed.set(id, { at: now, action: 'Deleted' });
+    },
+    tick(ms) {
+      now += ms;
     },
     close: server.close,
   };
