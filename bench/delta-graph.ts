@@ -122,6 +122,8 @@ function serveGraph(): void {
     sorted = [...users.keys()].sort();
     return { changed, added, removed };
   };
+  // The bench's own probes (/_requests, /_churn) may come after a long read: keep idle connections open meanwhile.
+  server.keepAliveTimeout = 600_000;
   server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
 }
 
