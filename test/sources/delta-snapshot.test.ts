@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { openStateDb } from '../../src/mirror/db.js';
+import { forgetPerson } from '../../src/mirror/forget.js';
 import { SourceSnapshotStore } from '../../src/mirror/source-snapshot.js';
 import { sourceConfigHash } from '../../src/sources/delta/config-hash.js';
 import { decideReadMode, formatDuration, type ReadModeFacts } from '../../src/sources/delta/read-mode.js';
@@ -139,6 +140,33 @@ describe('source snapshot store', () => {
       );
       store.commit([], ['a']);
       expect([store.count('a'), store.count('b'), store.head('b')]).toEqual([1, 0, undefined]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('forgetting a person drops a source snapshot that still holds them whole (the next run reads that source in full)', () => {
+    const db = openStateDb(join(dir, 'state.db'));
+    try {
+      const store = new SourceSnapshotStore(db);
+      for (const [name, mail] of [['entra', 'Lars.Okafor@Acme.test'], ['other', 'someone@acme.test']] as const) {
+        const s = store.stage(name);
+        s.put('members', { key: 'u1', raw: { id: 'u1', mail } });
+        s.flush();
+      }
+      store.commit(
+        [
+          { source: 'entra', mode: 'full', watermark: 'w', configHash: 'h', at: 1 },
+          { source: 'other', mode: 'full', watermark: 'w', configHash: 'h', at: 1 },
+        ],
+        ['entra', 'other'],
+      );
+      db.prepare(
+        `INSERT INTO mirror_members (account_id, display_name, email, phone, third_user_id, title, department_id, status, roles, updated_at, updated_ms, raw)
+         VALUES ('acc-1', 'Lars Okafor', 'lars.okafor@acme.test', '', 'u1', '', '', 'left', '[]', '', 0, ?)`,
+      ).run(JSON.stringify({ id: 'acc-1', display_name: 'Lars Okafor', email: 'lars.okafor@acme.test', phone: '', third_user_id: 'u1' }));
+      forgetPerson(db, { sourceIds: ['u1'], platformIds: ['acc-1'] }, 1000);
+      expect([store.head('entra'), store.count('entra'), store.count('other')]).toEqual([undefined, 0, 1]);
     } finally {
       db.close();
     }
