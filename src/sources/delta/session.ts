@@ -65,6 +65,8 @@ export function deltaCapable(source: SourceConfig): boolean {
     case 'hris-json':
       return source.members?.delta !== undefined && source.members.delta !== false && source.members.url !== undefined;
     case 'ldap':
+      // The LDAP connector's `delta` key (its own helper adds it): read by delta unless set to false.
+      return (source as { delta?: unknown }).delta === true;
     case 'csv':
       return false;
   }
