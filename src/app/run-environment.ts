@@ -15,6 +15,7 @@ import { failedEvent, notifyEventsOf } from '../daemon/notify.js';
 import type { OwnershipCommandDeps } from '../daemon/ownership-commands.js';
 import { readWithPhoneCache } from '../daemon/phone-cache.js';
 import { logOptionsFrom, shutdownTimeoutMsFrom, stateDbOptionsFrom, type StateDbSettings } from '../daemon/pipeline/options.js';
+import { readWithSnapshots } from '../daemon/pipeline/read-sources.js';
 import { combineObservers, runOnce, type RunObserver, type RunOnceOptions, type RunSummary } from '../daemon/run-once.js';
 import { createRunTrust } from '../daemon/trust.js';
 import type { Plan } from '../domain/index.js';
@@ -40,7 +41,6 @@ import { KEY_DROPPED_MESSAGE } from '../platform/key-pool.js';
 import type { PlanReportContext } from '../planner/report/index.js';
 import { steadyWallClock, systemClock, type Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
-import { readDesiredState } from '../sources/index.js';
 import { VERSION } from './version.js';
 
 /** How long closing an environment waits for queued notifications (bounded: a dead webhook delays exit by this at most). */
@@ -228,8 +228,15 @@ function runIn(w: RunWiring, opts: RunOnceOptions, run: EnvironmentRun, log: Log
       logger: log,
       clock,
       // Issue 19: libphonenumber-js verdicts of earlier runs; saved only by a run that holds the lease.
-      readDesiredState: (signal) =>
-        readWithPhoneCache(w.phones, () => !readOnly && state.lease.isHeld, log, (phoneCache) => readDesiredState(config, { env: w.ctx.env, logger: log, clock, phoneCache, ...(signal ? { signal } : {}) })),
+      // Issue 31: delta-capable sources read with the state DB's snapshots (saved only by a run that holds the lease).
+      readDesiredState: (signal, reads) =>
+        readWithPhoneCache(w.phones, () => !readOnly && state.lease.isHeld, log, (phoneCache) =>
+          readWithSnapshots(
+            config,
+            { env: w.ctx.env, logger: log, clock, phoneCache, ...(signal ? { signal } : {}) },
+            { db: env.db, fullRead: opts.fullRead === true, mayWrite: () => !readOnly && state.lease.isHeld, reads },
+          ),
+        ),
       ...(w.observer ? { observer: w.observer } : {}),
       ...(run.signal ? { signal: run.signal } : {}),
       ...(abort ? { abortSignal: abort } : {}),

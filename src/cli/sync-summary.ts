@@ -34,6 +34,7 @@ export function renderSyncSummary(s: RunSummary, records?: RecordAccounting): st
     `failures: ${s.failures.length}, not started: ${s.notStarted.length}, blocked: ${s.blocked.length}, quarantined: ${s.quarantined.length}, admins not removed: ${s.skippedAdmin}, warnings: ${s.plan.warnings.length}, re-plans: ${s.replanRounds}`,
   );
   lines.push(`API calls: ${s.apiCalls}, 429s: ${s.rateLimited}`);
+  for (const r of s.sourceReads ?? []) lines.push(`source ${r.source}: ${r.mode} read (${r.reason}), ${r.recordsRead} records read`);
   if (s.failures.length > 0) {
     lines.push('failed:');
     for (const f of s.failures.slice(0, 50)) lines.push(`  ${f.entity} ${f.op} ${f.thirdId || f.platformId || ''}: ${f.status}: ${f.message}`);
@@ -104,6 +105,7 @@ export function syncSummaryJson(s: RunSummary, records?: RecordAccounting): Reco
       ? { selected: s.selection.map((r) => ({ selector: r.selector, entity: r.entity, third_id: r.thirdId, platform_id: r.platformId ?? null, name: r.label ?? null, done: r.done, needed_first: r.neededFirst })) }
       : {}),
     ...(records ? { records: accountingToJson(records) } : {}),
+    ...(s.sourceReads ? { source_reads: s.sourceReads.map((r) => ({ source: r.source, mode: r.mode, reason: r.reason, records_read: r.recordsRead })) } : {}),
   };
 }
 

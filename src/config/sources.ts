@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parsePath, PathSyntaxError } from '../shared/field-path.js';
+import { durationSchema } from './platform.js';
 import { PRESET_NAMES, PRESETS, type Preset } from './presets/index.js';
 
 /**
@@ -121,6 +122,14 @@ const common = {
     .default([])
     .describe('Fields (entity.field, e.g. members.title) for which this source wins over sources listed before it.'),
 };
+
+/**
+ * `full_read_interval` of a source read by delta (issue 31): a duration in the file (`24h`), ms in the loaded config.
+ * A full read also runs on the first read, when the source's config or mapping changed, and on `sync --full-read`.
+ */
+export const fullReadIntervalSchema = durationSchema('expected a duration such as 24h, 12h or 7d')
+  .prefault('24h')
+  .describe('A source read by delta (members.delta, or the LDAP delta settings) is read in full again when its last full read is this old (e.g. 24h, 12h, 7d); it is also read in full on its first read, after its config or mapping changed, and on sync --full-read.');
 
 // --- CSV ---------------------------------------------------------------------------------------------------------
 
@@ -280,6 +289,38 @@ const requireStatusSchema = z
   .optional()
   .describe('A member record without a status value is quarantined (missing_status) instead of taken as active; a text says what to grant so the source sends the field (the presets set it). false: a missing status means active.');
 
+/**
+ * `members.delta` of an hris-json source (issue 31): how the source says what changed since the last read, so a
+ * steady-state run reads the changes instead of the directory (the presets of Microsoft Graph and BambooHR set it).
+ */
+export const hrisDeltaSchema = z
+  .union([
+    z.literal(false),
+    z.strictObject({
+      type: z.literal('graph'),
+      url: z
+        .url({ protocol: /^https?$/ })
+        .describe('The delta function of the collection with the same $select as members.url, e.g. https://graph.microsoft.com/v1.0/users/delta?$select=id,displayName,...; its @odata.deltaLink is kept in the state DB.'),
+      key: jsonPathSchema('Path to the record\'s stable key in each item (Graph: id).').pipe(z.string().min(1)).default('id'),
+    }),
+    z.strictObject({
+      type: z.literal('bamboohr'),
+      url: z
+        .url({ protocol: /^https?$/ })
+        .describe('The changed-employees endpoint, e.g. https://api.bamboohr.com/api/gateway.php/acme/v1/employees/changed; since= is added. Changed employees are then read with members.url and body filtered to their ids.'),
+      key: jsonPathSchema('Path to the record\'s stable key in each item (BambooHR: id).').pipe(z.string().min(1)).default('id'),
+      overlap: durationSchema('expected a duration such as 5m or 10m')
+        .prefault('5m')
+        .describe('The watermark is the time the read began (the server\'s Date header) minus this, so a change made during a read is read again next time.'),
+      batch_size: z.number().int().min(1).max(1000).default(200).describe('Changed employees read per report request (filters.employeeIds).'),
+    }),
+  ])
+  .optional()
+  .describe('Read by delta: graph (Microsoft Graph /users/delta: @odata.deltaLink, @removed) or bamboohr (/v1/employees/changed?since=, then the changed employees). false: always read in full. A full read still runs every full_read_interval, after a config or mapping change and on sync --full-read.');
+
+/** `members.delta` of an hris-json source. */
+export type HrisDeltaConfig = Exclude<z.infer<typeof hrisDeltaSchema>, false | undefined>;
+
 /** `preset_options`: the choices a preset leaves open. */
 const presetOptionsSchema = z
   .strictObject({
@@ -334,8 +375,12 @@ export const hrisJsonSourceSchema = z
     max_pages: z.number().int().min(1).default(10_000).describe('A walk with more pages than this fails (a pagination loop).'),
     departments: withPaths(z.strictObject({ ...hrisEntity, fields: departmentFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
     positions: withPaths(z.strictObject({ ...hrisEntity, fields: positionFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
-    members: withPaths(z.strictObject({ ...hrisEntity, ...memberOptions, require_status: requireStatusSchema, fields: memberFieldsSchema })).refine(oneOfUrlFile, urlFileMessage).optional(),
+    members: withPaths(z.strictObject({ ...hrisEntity, ...memberOptions, require_status: requireStatusSchema, delta: hrisDeltaSchema, fields: memberFieldsSchema }))
+      .refine(oneOfUrlFile, urlFileMessage)
+      .refine((m) => m.delta === undefined || m.delta === false || m.url !== undefined, { message: 'delta needs members.url (a file is read in full)', path: ['delta'] })
+      .optional(),
     preset_options: presetOptionsSchema,
+    full_read_interval: fullReadIntervalSchema,
   })
   .superRefine((v, ctx) => {
     if (v.preset !== undefined && v.base_url === undefined && !('defaultBaseUrl' in PRESETS[v.preset])) {

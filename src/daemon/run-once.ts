@@ -7,7 +7,7 @@
 import { applyStage } from './pipeline/apply.js';
 import { guardStage } from './pipeline/guard.js';
 import { planStage } from './pipeline/plan.js';
-import { readSources } from './pipeline/read-sources.js';
+import { readSourcesOfRun } from './pipeline/read-sources.js';
 import { recordStage } from './pipeline/record.js';
 import { refreshStage } from './pipeline/refresh.js';
 import type { RunOnceDeps, RunOnceOptions, RunSummary } from './pipeline/run-state.js';
@@ -25,13 +25,14 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   const run = startRun(deps, options);
   await refreshStage(deps, run.settings.refresh, { full: options.fullRefresh === true });
   run.lap('refreshMs');
-  const desired = await readSources(deps);
+  const { desired, reads } = await readSourcesOfRun(run);
   run.lap('sourcesMs');
   const planned = planStage(run, desired);
   const selected = selectStage(run, planned, desired);
   run.lap('planMs');
   announcePlan(run, selected.plan, desired);
   const summary = openSummary(run, selected);
+  if (reads.reports.length > 0) summary.sourceReads = reads.reports;
   const gate = guardStage(run, planned, selected, desired, summary);
   if (gate.kind === 'refused' || options.mode === 'plan') return recordStage(run, summary, selected, new Map(), false);
   const applied = await applyStage(run, gate, planned, selected, desired, summary);

@@ -135,6 +135,21 @@ function forgetInHistory(db: Database.Database, target: ForgetTarget, now: numbe
 }
 
 /**
+ * The source snapshots of delta reads (issue 31) whose raw records still hold one of `values` are dropped whole (a
+ * record alone could not go: a delta run would take the person for gone from the source); their sources are read in
+ * full by the next run.
+ */
+function dropSourceSnapshotsHolding(db: Database.Database, values: readonly string[]): void {
+  const holding = db.prepare('SELECT DISTINCT source FROM source_snapshot WHERE instr(lower(raw), lower(?)) > 0').pluck();
+  const sources = new Set<string>();
+  for (const v of values) for (const source of holding.all(v) as string[]) sources.add(source);
+  for (const table of ['source_snapshot', 'source_snapshot_staging', 'source_snapshot_head']) {
+    const drop = db.prepare(`DELETE FROM ${table} WHERE source = ?`);
+    for (const source of sources) drop.run(source);
+  }
+}
+
+/**
  * Removes the person's personal data from the state DB (one write transaction: it waits the busy timeout for a
  * daemon's write, never interleaves with it), then zeroes and compacts what it freed. `db` must be opened by
  * openStateDb (migrations applied).
@@ -157,6 +172,7 @@ export function forgetPerson(db: Database.Database, target: ForgetTarget, now: n
     const phones = values.filter((v) => v.startsWith('+'));
     let phoneCache = 0;
     for (const ph of phones) phoneCache += db.prepare('DELETE FROM phone_cache WHERE e164 = ? OR raw = ?').run(ph, ph).changes;
+    dropSourceSnapshotsHolding(db, values);
     const s = [...target.sourceIds];
     if (s.length > 0) {
       db.prepare(`UPDATE pending_creates SET contact = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(s);

@@ -4,6 +4,7 @@ import type { PhoneCache } from '../domain/phone-cache.js';
 import type { EntityKind } from '../domain/entities.js';
 import type { MappingTrace } from '../desired/index.js';
 import type { Logger } from '../shared/logger.js';
+import type { DeltaReadContext } from './delta/types.js';
 import { OrgsyncError } from '../shared/errors.js';
 
 /** Passed to every connector. */
@@ -20,6 +21,8 @@ export interface SourceReadContext {
   resolvePath(path: string): string;
   /** Set by `sources preview` only: sees each raw record and may end the read early. */
   observe?: ReadObserver | undefined;
+  /** Issue 31: given by the run to a delta-capable source (how to read it, its snapshot, where to leave what it saw). */
+  delta?: DeltaReadContext | undefined;
 }
 
 /**

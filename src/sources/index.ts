@@ -16,11 +16,13 @@ import { sourceUnreadable, type SourceReadContext } from './context.js';
 import { readCsvSource } from './csv/read-csv.js';
 import { readHrisJsonSource } from './hris-json/read-hris.js';
 import { readLdapSource } from './ldap/read-ldap.js';
+import type { DeltaProvider, SourceReadReport } from './delta/session.js';
 
 export { readCsvSource } from './csv/read-csv.js';
 export { readHrisJsonSource } from './hris-json/read-hris.js';
 export { readLdapSource } from './ldap/read-ldap.js';
 export type { SourceReadContext } from './context.js';
+export { DeltaSession, deltaCapable, type DeltaProvider, type SnapshotStorePort, type SourceReadReport, type SourceReads } from './delta/session.js';
 
 /** What readDesiredState needs besides the config. */
 export interface ReadSourcesOptions {
@@ -30,6 +32,8 @@ export interface ReadSourcesOptions {
   signal?: AbortSignal;
   /** Phone verdicts of earlier runs, looked up and added to while reading (runs with a state DB pass one). */
   phoneCache?: PhoneCache;
+  /** Issue 31: the delta reads of a run with a state DB (a DeltaReadContext per delta-capable source). */
+  delta?: DeltaProvider;
 }
 
 /** Reads one source into its batch (not yet merged or cross-validated). */
@@ -60,6 +64,8 @@ export interface SourceSummary {
   quarantined: number;
   /** Records left out by include/exclude rules, per entity. */
   excluded: { departments: number; positions: number; members: number };
+  /** A source read with a DeltaReadContext: its mode, why, and the records it read. */
+  read?: SourceReadReport;
 }
 
 /** The desired state plus what each source yielded (for `orgsync sources check`). */
@@ -84,7 +90,9 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
   for (const source of config.sources) {
     const log = opts.logger.child({ source: source.name });
     log.debug({ type: source.type }, 'reading source');
-    const batch = await readSource(source, { ...ctx, logger: log });
+    const delta = opts.delta?.contextFor(source);
+    const batch = await readSource(source, { ...ctx, logger: log, ...(delta ? { delta } : {}) });
+    const read = opts.delta?.finished(source);
     const excluded = batch.excluded ?? { departments: 0, positions: 0, members: 0 };
     const summary: SourceSummary = {
       name: source.name,
@@ -94,8 +102,10 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
       members: batch.members.length,
       quarantined: batch.quarantine.length,
       excluded,
+      ...(read ? { read } : {}),
     };
-    log.info({ departments: summary.departments, positions: summary.positions, members: summary.members, quarantined: summary.quarantined, excluded }, 'source read');
+    const how = read ? { mode: read.mode, reason: read.reason, records_read: read.recordsRead } : {};
+    log.info({ departments: summary.departments, positions: summary.positions, members: summary.members, quarantined: summary.quarantined, excluded, ...how }, 'source read');
     batches.push(batch);
     sources.push(summary);
   }

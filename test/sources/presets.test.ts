@@ -59,7 +59,11 @@ const CASES: Case[] = [
   {
     preset: 'microsoft-graph',
     auth: () => oauth({ 'graph-app': 'graph-secret-value' }, 'https://graph.microsoft.com/.default'),
-    routes: { '/v1.0/users': (u) => page(u.searchParams.has('$skiptoken') ? 'microsoft-graph/users-page-2.json' : 'microsoft-graph/users-page-1.json') },
+    routes: {
+      '/v1.0/users': (u) => page(u.searchParams.has('$skiptoken') ? 'microsoft-graph/users-page-2.json' : 'microsoft-graph/users-page-1.json'),
+      // The preset reads by delta (issue 31). A first read takes the latest delta token before reading /users; later runs find no change.
+      '/v1.0/users/delta': (u) => ({ value: [], '@odata.deltaLink': new URL('/v1.0/users/delta?$deltatoken=t1', u).toString() }),
+    },
     source: (base, v) => `  - name: entra
     preset: microsoft-graph
     base_url: ${base}

@@ -64,6 +64,13 @@ const selectOnly = (records: unknown[], url: URL, keep: string[]) => {
 /** Routes of each vendor double: the vendor's pagination over one recorded response. */
 const ROUTES: Record<string, (s: Served) => Record<string, Route>> = {
   'microsoft-graph': (s) => ({
+    // The preset reads by delta (issue 31): `latest` gives a token of now; a later run's delta sends every user of
+    // the world served as changed (whole), which is a valid delta answer and keeps the runs' expectations.
+    '/v1.0/users/delta': (u) => {
+      const token = u.searchParams.get('$deltatoken');
+      const value = token === 'latest' ? [] : selectOnly(list(load('microsoft-graph/users-lifecycle.json', s), 'value'), u, ['id']);
+      return { value, '@odata.deltaLink': new URL(`/v1.0/users/delta?$deltatoken=run-${s.shift}`, u).toString() };
+    },
     '/v1.0/users': (u) => {
       const doc = load('microsoft-graph/users-lifecycle.json', s);
       const all = selectOnly(list(doc, 'value'), u, ['id']);
@@ -100,6 +107,13 @@ const ROUTES: Record<string, (s: Served) => Record<string, Route>> = {
   }),
   bamboohr: (s) => ({
     '/api/gateway.php/acme/v1/reports/custom': (u) => (u.searchParams.get('format') === 'JSON' ? load('bamboohr/custom-report.json', s) : undefined),
+    // The preset reads by delta (issue 31): a later run hears that every employee of the world served changed, and
+    // reads them again with the report (this double answers the whole report, whatever the ids asked for).
+    '/api/gateway.php/acme/v1/employees/changed': (u) => {
+      if (u.searchParams.get('since') === null) return undefined;
+      const ids = list(load('bamboohr/custom-report.json', s), 'employees').map((e) => String((e as { id: unknown }).id));
+      return { latest: new Date(TODAY).toISOString(), employees: Object.fromEntries(ids.map((id) => [id, { id, action: 'Updated', lastChanged: new Date(TODAY).toISOString() }])) };
+    },
   }),
   personio: (s) => ({
     '/v1/company/employees': (u) => {

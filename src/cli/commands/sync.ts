@@ -27,6 +27,7 @@ export function registerSyncCommand(program: Command, ctx: CliContext, setResult
     .option('--allow-source-shrink', 'accept sources that shrank beyond sync.max_source_shrink_percent since the last good read')
     .option('--accept-scope-change', 'accept removals after a change of the config\'s scope (sources, filters, base DNs)')
     .option('--only <selector>', 'sync only this record (a source id, an e-mail or a department path) and what it needs first; repeatable', collectSelector)
+    .option('--full-read', 'read every source in full, also those read by delta (members.delta, Graph /users/delta, BambooHR changed-since), and save a fresh snapshot')
     .addOption(new Option('-o, --output <format>', 'summary format').choices(['text', 'json']).default('text'))
     .addHelpText(
       'after',
@@ -38,9 +39,10 @@ printed, nothing applied), 4 finished with some records failed or quarantined.
 Examples:
   $ orgsync sync --config my-sync.yaml
   $ orgsync sync --config my-sync.yaml --allow-deletes 40
-  $ orgsync sync --config my-sync.yaml --only E1042 --only lars.okafor@demo-corp.test`,
+  $ orgsync sync --config my-sync.yaml --only E1042 --only lars.okafor@demo-corp.test
+  $ orgsync sync --config my-sync.yaml --full-read`,
     )
-    .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json'; allowSourceShrink?: boolean; acceptScopeChange?: boolean; only?: string[] }) => {
+    .action((opts: { config: string; allowDeletes?: number; dryRun?: boolean; output: 'text' | 'json'; allowSourceShrink?: boolean; acceptScopeChange?: boolean; only?: string[]; fullRead?: boolean }) => {
       setResult(
         (async () => {
           // A selector that can never match is a usage error before anything is read (exit 2).
@@ -62,6 +64,7 @@ Examples:
                 observer: combineObservers(progress.observer, { onPlan: (_p, d) => (desired = d) }),
                 allowSourceShrink: opts.allowSourceShrink === true,
                 acceptScopeChange: opts.acceptScopeChange === true,
+                ...(opts.fullRead ? { fullRead: true } : {}),
                 ...(opts.only ? { only: opts.only } : {}),
                 ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}),
               },

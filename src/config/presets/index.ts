@@ -28,12 +28,21 @@ export interface Preset {
   fragment(base: string, options: PresetOptions): Fragment;
 }
 
+/** The user properties the Graph preset reads (members.url and members.delta ask for the same). */
+const GRAPH_USER_FIELDS = 'id,displayName,mail,userPrincipalName,mobilePhone,businessPhones,jobTitle,department,accountEnabled,userType,employeeHireDate,employeeLeaveDateTime';
+
 const SCIM_ENTERPRISE = '"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"';
 
 /** The presets, by name. */
 export const PRESETS = {
   'microsoft-graph': {
-    docs: ['https://learn.microsoft.com/en-us/graph/api/user-list', 'https://learn.microsoft.com/en-us/graph/paging', 'https://learn.microsoft.com/en-us/graph/aad-advanced-queries'],
+    docs: [
+      'https://learn.microsoft.com/en-us/graph/api/user-list',
+      'https://learn.microsoft.com/en-us/graph/paging',
+      'https://learn.microsoft.com/en-us/graph/aad-advanced-queries',
+      'https://learn.microsoft.com/en-us/graph/delta-query-users',
+      'https://learn.microsoft.com/en-us/graph/api/user-delta',
+    ],
     defaultBaseUrl: 'https://graph.microsoft.com',
     fragment: (base) => ({
       type: 'hris-json',
@@ -41,8 +50,10 @@ export const PRESETS = {
       headers: { ConsistencyLevel: 'eventual' },
       members: {
         // Graph returns only the properties $select names: the dates are asked for by name.
-        url: `${base}/v1.0/users?$select=id,displayName,mail,userPrincipalName,mobilePhone,businessPhones,jobTitle,department,accountEnabled,userType,employeeHireDate,employeeLeaveDateTime&$top=999&$count=true`,
+        url: `${base}/v1.0/users?$select=${GRAPH_USER_FIELDS}&$top=999&$count=true`,
         pagination: { type: 'odata' },
+        // Steady-state runs read the changes since the last read (issue 31); the delta asks for the same fields.
+        delta: { type: 'graph', url: `${base}/v1.0/users/delta?$select=${GRAPH_USER_FIELDS}` },
         fields: {
           id: 'id',
           display_name: 'displayName',
@@ -110,7 +121,12 @@ export const PRESETS = {
     }),
   },
   bamboohr: {
-    docs: ['https://documentation.bamboohr.com/reference/request-custom-report-1', 'https://documentation.bamboohr.com/reference/get-employees-directory-1', 'https://documentation.bamboohr.com/docs/getting-started'],
+    docs: [
+      'https://documentation.bamboohr.com/reference/request-custom-report-1',
+      'https://documentation.bamboohr.com/reference/get-employees-directory-1',
+      'https://documentation.bamboohr.com/docs/getting-started',
+      'https://documentation.bamboohr.com/reference/get-changed-employee-ids',
+    ],
     options: ['endpoint'],
     fragment: (base, o) => ({
       type: 'hris-json',
@@ -259,6 +275,8 @@ function bambooReport(base: string): Fragment {
     fields: { ...bambooPersonFields(), status: 'status', start_date: 'hireDate', end_date: 'terminationDate' },
     status_map: { Active: 'active', Inactive: 'left' },
     require_status: 'the API key\'s user needs access to the employee status field (its BambooHR access level)',
+    // Steady-state runs ask which employees changed since the last read, then read only those with this report.
+    delta: { type: 'bamboohr', url: `${base}/v1/employees/changed` },
   };
 }
 

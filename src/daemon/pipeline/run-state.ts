@@ -15,6 +15,7 @@ import { EXIT, type ExitCode } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { RunTrust } from '../trust.js';
 import type { RunApprovals } from '../approvals.js';
+import type { SourceReadReport, SourceReads } from '../../sources/index.js';
 
 /** Hooks for metrics and progress; every one optional. */
 export interface RunObserver {
@@ -50,8 +51,11 @@ export interface RunParts {
 
 /** What a run is built from. The CLI builds the real parts; tests hand in their own. */
 export interface RunOnceDeps extends RunParts {
-  /** Reads the sources (src/sources readDesiredState bound to the config and env). */
-  readDesiredState(signal?: AbortSignal): Promise<DesiredState>;
+  /**
+   * Reads the sources (src/sources readDesiredState bound to the config and env); `reads` (issue 31): whether the
+   * read may keep source snapshots, filled with how each delta-capable source was read and the snapshots' commit.
+   */
+  readDesiredState(signal?: AbortSignal, reads?: SourceReads): Promise<DesiredState>;
   observer?: RunObserver;
   /** Requests made and 429s seen by the client so far (the CLI counts them through the client's observer). */
   callStats?(): { requests: number; rateLimited: number };
@@ -73,6 +77,8 @@ export interface RunOnceOptions {
   dryRun?: boolean;
   /** Force a full walk of the mirror. */
   fullRefresh?: boolean;
+  /** `sync --full-read` (issue 31): read every delta-capable source in full, whatever its snapshot. */
+  fullRead?: boolean;
   /** An extra observer for this run only (the CLI's progress line), called after `deps.observer`. */
   observer?: RunObserver;
   /** `--allow-source-shrink`: accept a source that shrank beyond sync.max_source_shrink_percent. */
@@ -176,6 +182,8 @@ export interface RunSummary {
   unmatched?: string[];
   /** Issue 20: the pending approval this refused run saved, or the approval whose plan this run applied. */
   approval?: { digest: string; state: 'pending' | 'used' };
+  /** Issue 31: how each delta-capable source was read (mode, reason, records read); absent when none was. */
+  sourceReads?: SourceReadReport[];
 }
 
 /** `--only`: one selected record and what the run did about it. */

@@ -8,6 +8,7 @@ import type { Plan } from '../../domain/index.js';
 import type { OwnershipStore } from '../../mirror/ownership.js';
 import { RECORDED_STATUSES } from '../../mirror/record-history.js';
 import type { PlannerSnapshot } from '../../planner/index.js';
+import type { SourceReads } from '../../sources/index.js';
 import type { RunApprovals } from '../approvals.js';
 import type { RunOnceDeps } from './run-state.js';
 
@@ -30,6 +31,10 @@ export interface RunWrites {
   pruneHistory(): void;
   /** Saves refused plans as pending approvals and applies approved ones; undefined: neither. */
   approvals: RunApprovals | undefined;
+  /** Issue 31: what the source read may do with the source snapshots (keep them, or only read them). */
+  sourceReads(): SourceReads;
+  /** Issue 31: saves the snapshots and watermarks of the read (one transaction), after the read. */
+  commitSourceSnapshots(reads: SourceReads): void;
 }
 
 /** The writes of a run: real ones, or none in a dry run (the seam decides). */
@@ -44,6 +49,8 @@ export const DRY_RUN_WRITES: RunWrites = {
   history: () => undefined,
   pruneHistory: () => undefined,
   approvals: undefined,
+  sourceReads: () => ({ keep: false, reports: [] }),
+  commitSourceSnapshots: () => undefined,
 };
 
 /** The real writes, into the stores of `deps`. */
@@ -54,6 +61,8 @@ export function realRunWrites(deps: RunOnceDeps): RunWrites {
     history: (digest) => historyWriter(deps, digest),
     pruneHistory: () => pruneRecordHistory(deps),
     approvals: deps.approvals,
+    sourceReads: () => ({ keep: true, reports: [] }),
+    commitSourceSnapshots: (reads) => reads.commit?.(),
   };
 }
 

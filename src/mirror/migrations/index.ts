@@ -2,7 +2,7 @@
  * Every migration of the state DB, in order. Numbers: 001-009 mirror and sync state (src/mirror),
  * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock, run history and pending approvals (operations),
  * 030-039 record history (issue 22), 040-049 caches of the sources (issue 19), 050-059 reconcile again (unfinished
- * creates), 060-069 privacy (issue 29: forgotten members).
+ * creates), 060-069 privacy (issue 29: forgotten members), 070-079 source snapshots (issue 31: delta reads).
  * Append new entries; never renumber or edit one that has shipped.
  */
 import { migration001 } from './001-mirror-tables.js';
@@ -16,6 +16,7 @@ import { migration023 } from './023-approvals.js';
 import { migration030 } from './030-record-history.js';
 import { migration040 } from '../phone-cache.js';
 import { migration060 } from '../forget.js';
+import { migration070 } from '../source-snapshot.js';
 
 export type { Migration } from './types.js';
 export { runMigrations } from './runner.js';
@@ -34,4 +35,5 @@ export const migrations: readonly Migration[] = [
   migration040,
   migration050,
   migration060,
+  migration070,
 ];

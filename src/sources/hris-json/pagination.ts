@@ -19,6 +19,8 @@ export interface Page {
   items: unknown[];
   where: string;
   itemsPath: string;
+  /** The response's Date header (a delta read's watermark is the server's time). */
+  date?: string | undefined;
 }
 
 /** What one kind of pagination answers about a page it was given. */
@@ -165,7 +167,7 @@ export async function* walkPages(o: WalkOptions): AsyncGenerator<Page> {
     const requested = url.toString();
     if (seenUrls.has(requested)) throw sourceUnreadable(source, `${entity}: the pagination returned ${redactUrl(url)} twice`);
     seenUrls.add(requested);
-    const { text, url: answered } = await reader.getText(url, { method: cfg.method ?? 'GET', body: cfg.body });
+    const { text, url: answered, date } = await reader.getText(url, { method: cfg.method ?? 'GET', body: cfg.body });
     const where = redactUrl(answered);
     const body = parseJson(source, entity, text, where, false);
     const fail = (detail: string): never => {
@@ -182,7 +184,7 @@ export async function* walkPages(o: WalkOptions): AsyncGenerator<Page> {
       if (t === 'bad') throw sourceUnreadable(source, `${entity}: ${where}: ${from} is not a count of records`);
       if (t !== undefined) stated = { n: t, from };
     }
-    yield { items, where, itemsPath };
+    yield { items, where, itemsPath, date };
     const step = kind.step({ body, url: answered, items, received, stated: stated?.n, fail }, p);
     if (step.next && step.linked) reader.checkOrigin(step.next, step.linked);
     if (step.cursor !== undefined) {

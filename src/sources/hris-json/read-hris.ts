@@ -13,6 +13,7 @@ import { itemsOf, parseJson, type EntityConfig } from './body.js';
 import { authProvider } from '../http/auth.js';
 import { HttpPageReader } from '../http/fetch-json.js';
 import { walkPages } from './pagination.js';
+import { readMembersByDelta } from './delta.js';
 
 /** Reads a `type: hris-json` source. */
 export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: SourceReadContext): Promise<SourceBatch> {
@@ -38,6 +39,13 @@ export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: Sour
     if (!cfg || ctx.observe?.wants(entity) === false) continue;
     const add = (l: Lookup, loc: string) =>
       entity === 'departments' ? collector.addDepartment(l, loc) : entity === 'positions' ? collector.addPosition(l, loc) : collector.addMember(l, loc);
+    const delta = entity === 'members' ? source.members?.delta : undefined;
+    if (ctx.delta && delta && cfg.url !== undefined) {
+      // Issue 31: read by delta, or in full into the snapshot, as the run decided (hris-json/delta.ts).
+      const reader = new HttpPageReader(source, entity, cfg.url, auth, ctx);
+      await readMembersByDelta(ctx.delta, delta, { source, cfg, reader, ctx }, add);
+      continue;
+    }
     const pages =
       cfg.file !== undefined
         ? filePages(source, entity, cfg, ctx)

@@ -76,8 +76,11 @@ export class HttpPageReader {
     return h;
   }
 
-  /** GETs (or POSTs `body` to) `url` and returns the response's text (2xx) after redirects. */
-  async getText(first: URL, request_: { method?: 'GET' | 'POST'; body?: unknown } = {}): Promise<{ text: string; url: URL }> {
+  /**
+   * GETs (or POSTs `body` to) `url` and returns the response's text (2xx, or a status `answer` accepts: a delta read
+   * handles 400 and 410 itself) after redirects, with the status and the server's Date header.
+   */
+  async getText(first: URL, request_: { method?: 'GET' | 'POST'; body?: unknown; answer?: (status: number) => boolean } = {}): Promise<{ text: string; url: URL; status: number; date: string | undefined }> {
     let method = request_.method ?? 'GET';
     const payload = request_.body === undefined ? undefined : JSON.stringify(request_.body);
     const { source, entity, ctx } = this;
@@ -90,6 +93,7 @@ export class HttpPageReader {
       let text: string;
       let retryAfter: string | string[] | undefined;
       let location: string | string[] | undefined;
+      let date: string | string[] | undefined;
       try {
         const headers = await this.headersFor(url);
         if (method === 'POST') headers['content-type'] = 'application/json';
@@ -104,6 +108,7 @@ export class HttpPageReader {
         status = res.statusCode;
         retryAfter = res.headers['retry-after'];
         location = res.headers.location;
+        date = res.headers.date;
         text = await res.body.text();
       } catch (err) {
         throwIfAborted(ctx.signal);
@@ -114,7 +119,7 @@ export class HttpPageReader {
         }
         throw sourceUnreadable(source.name, `${entity}: ${method} ${where}${transportFailure(err, entity, source.timeout_ms)}`, err);
       }
-      if (status >= 200 && status < 300) return { text, url };
+      if ((status >= 200 && status < 300) || request_.answer?.(status) === true) return { text, url, status, date: Array.isArray(date) ? date[0] : date };
       if (REDIRECTS.has(status)) {
         const loc = Array.isArray(location) ? location[0] : location;
         if (!loc) throw sourceUnreadable(source.name, `${entity}: ${method} ${where} answered HTTP ${status} without a Location`);
