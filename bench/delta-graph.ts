@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { parseConfig } from '../src/config/load.js';
+import { stateConfigSchema } from '../src/config/platform.js';
 import type { DesiredMember } from '../src/domain/index.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { SourceSnapshotStore } from '../src/mirror/source-snapshot.js';
@@ -137,7 +138,7 @@ function membersDigest(members: readonly DesiredMember[]): string {
 /** One read of the bench source through a DeltaSession that keeps the snapshot, timed. */
 async function timedRead(label: string, base: string, dbPath: string, fullRead: boolean, requests: () => Promise<number>): Promise<string> {
   const config = parseConfig(`platform: { base_url: "http://127.0.0.1:1" }\nsources:\n  - name: graph\n    preset: microsoft-graph\n    base_url: ${base}\n    auth: { type: bearer, token: "\${T}" }\n`, '/bench/orgsync.yaml', { T: 'bench-token' });
-  const db = openStateDb(dbPath);
+  const db = openStateDb(dbPath, { busyTimeoutMs: stateConfigSchema.parse({}).busy_timeout });
   try {
     const session = new DeltaSession({ store: new SourceSnapshotStore(db), sources: config.sources, timezone: config.timezone, clock: systemClock, logger: silentLogger, fullRead, keep: true });
     const before = await requests();

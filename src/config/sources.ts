@@ -429,6 +429,7 @@ export const ldapSourceSchema = z
       .boolean()
       .default(true)
       .describe('Read members by delta between full reads: entries changed since the last read (uSNChanged on Active Directory, modifyTimestamp elsewhere) plus an id-only listing for deletes; false: read every member every run.'),
+    full_read_interval: fullReadIntervalSchema,
     departments: z
       .union([
         z.literal(false),

@@ -5,6 +5,7 @@
  * watermark (the server's Date minus the overlap), drop the Deleted and read the Inserted and Updated again with the
  * report filtered to their ids; a full read then finds the same state.
  */
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -61,7 +62,7 @@ describe('BambooHR by delta', () => {
     expect(first.doc.source_reads).toEqual([{ source: 'hr', mode: 'full', reason: 'first read', records_read: 8 }]);
     expect(bamboo.requests.map((r) => r.path)).toEqual(['/api/gateway.php/acme/v1/reports/custom']);
     expect(await platformView()).toEqual(worldView());
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const head = new SourceSnapshotStore(db).head('hr');
     db.close();
     // The watermark is the server's time of the read (its Date header) minus the overlap, as `since` takes it.

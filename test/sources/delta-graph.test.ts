@@ -6,6 +6,7 @@
  * a changed config, `full_read_interval` and `sync --full-read` force one; a dry run does not save the snapshot; the
  * shrink guard refuses a delta that removes too many users as it refuses a full read.
  */
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -46,7 +47,7 @@ afterEach(async () => {
 
 /** The watermark and record count of the state DB's snapshot of `entra`. */
 function snapshotOf(): { watermark: string | undefined; records: number } {
-  const db = openStateDb(join(dir, 'state.db'));
+  const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
   try {
     const store = new SourceSnapshotStore(db);
     return { watermark: store.head('entra')?.watermark, records: store.count('entra') };
@@ -58,7 +59,7 @@ function snapshotOf(): { watermark: string | undefined; records: number } {
 /** The desired members of the config read by delta from the saved snapshot (nothing saved) and read in full. */
 async function deltaAndFull(): Promise<{ delta: unknown[]; full: unknown[]; mode: string | undefined }> {
   const config = loadConfig(file, ENV);
-  const db = openStateDb(join(dir, 'state.db'));
+  const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
   try {
     const session = new DeltaSession({ store: new SourceSnapshotStore(db), sources: config.sources, timezone: config.timezone, clock: systemClock, logger: silentLogger, fullRead: false, keep: false });
     const byDelta = await readSourcesReport(config, { env: ENV, logger: silentLogger, delta: session });

@@ -3,6 +3,7 @@
  * config and mapping, and the source snapshot store of the state DB (a real SQLite file: staged reads committed in
  * one transaction, a full read replacing the snapshot, a delta applied to it, sources no longer configured dropped).
  */
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -74,7 +75,7 @@ describe('source snapshot store', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('a full read replaces the snapshot, a delta is applied to it, both with their head in one commit', () => {
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     try {
       const store = new SourceSnapshotStore(db);
       // 4,500 records: more than one chunk of the walk.
@@ -106,7 +107,7 @@ describe('source snapshot store', () => {
   });
 
   it('a read that never committed leaves nothing visible, and the next read of the source starts clean', () => {
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     try {
       const store = new SourceSnapshotStore(db);
       const failed = store.stage('a');
@@ -123,7 +124,7 @@ describe('source snapshot store', () => {
   });
 
   it('snapshots of sources no longer configured (or no longer read by delta) are dropped at the next commit', () => {
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     try {
       const store = new SourceSnapshotStore(db);
       for (const name of ['a', 'b']) {
@@ -146,7 +147,7 @@ describe('source snapshot store', () => {
   });
 
   it('forgetting a person drops a source snapshot that still holds them whole (the next run reads that source in full)', () => {
-    const db = openStateDb(join(dir, 'state.db'));
+    const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     try {
       const store = new SourceSnapshotStore(db);
       for (const [name, mail] of [['entra', 'Lars.Okafor@Acme.test'], ['other', 'someone@acme.test']] as const) {

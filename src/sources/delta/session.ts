@@ -60,13 +60,13 @@ export interface SnapshotStorePort {
 }
 
 /** Whether a source's connector reads by delta with its config (CSV never does). */
-export function deltaCapable(source: SourceConfig): boolean {
+export function deltaCapable(source: SourceConfig): source is Exclude<SourceConfig, { type: 'csv' }> {
   switch (source.type) {
     case 'hris-json':
       return source.members?.delta !== undefined && source.members.delta !== false && source.members.url !== undefined;
     case 'ldap':
-      // The LDAP connector's `delta` key (its own helper adds it): read by delta unless set to false.
-      return (source as { delta?: unknown }).delta === true;
+      // The LDAP source's `delta` key: read by delta unless set to false.
+      return source.delta;
     case 'csv':
       return false;
   }
@@ -140,7 +140,7 @@ export class DeltaSession implements DeltaProvider {
     const { store, clock } = this.o;
     const configHash = sourceConfigHash(source, this.o.timezone);
     const head = store.head(source.name);
-    const intervalMs = (source as { full_read_interval?: number }).full_read_interval ?? 86_400_000;
+    const intervalMs = source.full_read_interval;
     const decision = decideReadMode({ head, configHash, now: clock.now(), fullReadIntervalMs: intervalMs, fullRead: this.o.fullRead });
     const read = new SourceRead(source.name, decision.mode, decision.reason, configHash, this.o.keep ? store.stage(source.name) : undefined, this.o.logger);
     this.reads.set(source.name, read);

@@ -13,7 +13,6 @@ import { Client, type SearchEntry } from 'ldapts';
 import type { FieldSpec, LdapSourceConfig } from '../../config/sources.js';
 import { compileField, SourceCollector, type SourceBatch } from '../../desired/index.js';
 import { sourceUnreadable, throwIfAborted, type ReadObserver, type SourceReadContext } from '../context.js';
-import type { DeltaReadContext } from '../delta/types.js';
 import { readMembersWithSnapshot, type MemberQuery, type Search } from './delta-members.js';
 import { dnKey, dnParts } from './dn.js';
 import { leanEntries } from './entry-decoder.js';
@@ -21,9 +20,6 @@ import { entryLookup, EntryReader, pagedSearch, PagingIgnoredError } from './pag
 import { LDAP_PROFILES } from './profiles.js';
 import { keyAttribute } from './snapshot-entry.js';
 import { takeWatermark } from './watermark.js';
-
-/** The read context, with the run's delta context when it keeps a snapshot of this source (src/sources/delta). */
-type LdapReadContext = SourceReadContext & { delta?: DeltaReadContext | undefined };
 
 /** The resolved plan of what to search and how to map it. */
 function plan(source: LdapSourceConfig) {
@@ -110,7 +106,7 @@ function describeError(err: unknown): string {
 }
 
 /** Reads a `type: ldap` source. */
-export async function readLdapSource(source: LdapSourceConfig, ctx: LdapReadContext): Promise<SourceBatch> {
+export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadContext): Promise<SourceBatch> {
   const p = plan(source);
   const collector = new SourceCollector({
     source: source.name,
