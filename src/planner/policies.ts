@@ -25,7 +25,7 @@ export function applyPolicy(changes: readonly Change[], policy: SyncPolicy): { k
   const kept: Change[] = [];
   const withheld: WithheldChange[] = [];
   const held = new Set<string>();
-  const byId = new Map(changes.map((c) => [c.id, c]));
+  const byId = completedCreates(changes);
   for (const c of changes) {
     // Its create is in this plan, or was applied by an earlier run (judged as a create all the same).
     const judged = c.completes === undefined ? c : (byId.get(c.completes) ?? { ...c, op: 'create' as const });
@@ -38,4 +38,21 @@ export function applyPolicy(changes: readonly Change[], policy: SyncPolicy): { k
     } else kept.push(c);
   }
   return { kept, withheld };
+}
+
+/**
+ * The changes that others complete (`completes`), by id: the few creates a later change finishes, not an index of
+ * every change (a million-member import has a million creates and ten thousand completions). The last change of an
+ * id wins, as in a Map built of them all.
+ */
+function completedCreates(changes: readonly Change[]): Map<string, Change> {
+  const wanted = new Set<string>();
+  for (const c of changes) if (c.completes !== undefined) wanted.add(c.completes);
+  const byId = new Map<string, Change>();
+  if (wanted.size === 0) return byId;
+  for (const c of changes) {
+    const id = c.id;
+    if (wanted.has(id)) byId.set(id, c);
+  }
+  return byId;
 }

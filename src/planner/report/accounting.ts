@@ -63,12 +63,14 @@ const reasonRank = (reason: string): number => {
 
 /** Counts every source record of `desired` as planned, unchanged or left alone by `plan`. */
 export function accountRecords(plan: Plan, desired: DesiredState): RecordAccounting {
-  const strongest = new Map<string, number>();
+  // Per entity, keyed by the third id the change holds already: no key string made per change (a million of them).
+  const strongest: Record<EntityKind, Map<string, number>> = { departments: new Map(), positions: new Map(), members: new Map() };
   for (const c of plan.changes) {
-    if (!c.thirdId) continue;
-    const k = keyOf(c.entity, c.thirdId);
+    const thirdId = c.thirdId;
+    if (!thirdId) continue;
+    const byId = strongest[c.entity];
     const s = STRENGTH[c.op] ?? 1;
-    if ((strongest.get(k) ?? 0) < s) strongest.set(k, s);
+    if ((byId.get(thirdId) ?? 0) < s) byId.set(thirdId, s);
   }
   const why = leftAloneIndex(plan);
   const out = {} as RecordAccounting;
@@ -83,12 +85,16 @@ export function accountRecords(plan: Plan, desired: DesiredState): RecordAccount
   const records: Record<EntityKind, readonly { source_id: string; status?: string; origin?: { source: string } }[]> = { departments: desired.departments, positions: desired.positions, members: desired.members };
   for (const entity of ENTITY_KINDS) {
     const acc = out[entity];
+    const strength = strongest[entity];
     for (const r of records[entity]) {
       acc.total += 1;
+      const s = strength.get(r.source_id);
+      if (s !== undefined) {
+        acc.outcomes[OUTCOME_OF[s]!] += 1;
+        continue;
+      }
       const k = keyOf(entity, r.source_id);
-      const s = strongest.get(k);
-      if (s !== undefined) acc.outcomes[OUTCOME_OF[s]!] += 1;
-      else if (why.has(k)) leave(entity, why.get(k)!, r.origin?.source ?? '');
+      if (why.has(k)) leave(entity, why.get(k)!, r.origin?.source ?? '');
       else if (r.status === 'left') leave(entity, 'status_left', r.origin?.source ?? '');
       else acc.outcomes.unchanged += 1;
     }
