@@ -125,6 +125,13 @@ const MEMBERS_ENTITY: PropertyDescriptor = { get: () => 'members', enumerable: t
 const CREATE_OP: PropertyDescriptor = { get: () => 'create', enumerable: true, configurable: true };
 
 /**
+ * The accessors every member create shares, for a planner that builds creates of its own compact shape: defined in
+ * this order (`id`, `entity`, `op`, then `description` after `thirdId` and `platformId`, `request` after `fields`),
+ * they make the change read exactly as a memberCreateChange.
+ */
+export const MEMBER_CREATE_ACCESSORS = { id: DERIVED_ID, entity: MEMBERS_ENTITY, op: CREATE_OP, description: DERIVED_DESCRIPTION, request: DERIVED_REQUEST } as const;
+
+/**
  * A member create in its compact form (issue 19). An initial import is almost only member creates (100,000 of
  * them, or a million in a large tenant), so each carries only what it is made of: its source id, the fields it
  * posts, what it waits for and its department's path; its `id`, `entity`, `op`, `description` and `request` are
