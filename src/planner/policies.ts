@@ -22,22 +22,27 @@ export const POLICIES: Record<SyncPolicy, Policy> = {
  */
 export function applyPolicy(changes: readonly Change[], policy: SyncPolicy): { kept: Change[]; withheld: WithheldChange[] } {
   const p = POLICIES[policy];
-  const kept: Change[] = [];
+  // Copied only from the first change held back: a plan the policy keeps whole (a million creates) is not copied.
+  let kept: Change[] | undefined;
   const withheld: WithheldChange[] = [];
   const held = new Set<string>();
   const byId = completedCreates(changes);
-  for (const c of changes) {
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i]!;
     // Its create is in this plan, or was applied by an earlier run (judged as a create all the same).
     const judged = c.completes === undefined ? c : (byId.get(c.completes) ?? { ...c, op: 'create' as const });
-    if (!p.allows(judged)) {
-      held.add(c.id);
-      withheld.push({ change: c, why: `policy:${policy}` });
-    } else if (c.dependsOn.some((d) => held.has(d))) {
-      held.add(c.id);
-      withheld.push({ change: c, why: `depends on a change withheld by policy:${policy}` });
-    } else kept.push(c);
+    let why: string | undefined;
+    if (!p.allows(judged)) why = `policy:${policy}`;
+    else if (held.size > 0 && c.dependsOn.some((d) => held.has(d))) why = `depends on a change withheld by policy:${policy}`;
+    if (why === undefined) {
+      kept?.push(c);
+      continue;
+    }
+    kept ??= changes.slice(0, i);
+    held.add(c.id);
+    withheld.push({ change: c, why });
   }
-  return { kept, withheld };
+  return { kept: kept ?? (changes as Change[]), withheld };
 }
 
 /**
