@@ -7,7 +7,7 @@ import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig }
 import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, RecordOrigin, SourceWarning } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
 import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup, type TextProblem } from './fields.js';
-import { SeenKeys } from './duplicates.js';
+import { SeenKeys, SeenRecordKeys } from './duplicates.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
@@ -188,6 +188,10 @@ const LineMember = function (this: SourceMember & { [LINE]: number }, origin: Pr
 } as unknown as new (origin: PropertyDescriptor, line: number, source_id: string, display_name: string, email: string | undefined, phone: string | undefined, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined) => SourceMember;
 LineMember.prototype = Object.prototype;
 
+const memberIdOf = (m: SourceMember): string => m.source_id;
+const memberEmailOf = (m: SourceMember): string | undefined => m.email;
+const memberPhoneOf = (m: SourceMember): string | undefined => m.phone;
+
 /** Collects one source's records; call `finish()` once every record was added. */
 export class SourceCollector {
   private readonly dept: Readers<keyof DepartmentFieldsConfig>;
@@ -197,10 +201,10 @@ export class SourceCollector {
   private readonly positions: DesiredPosition[] = [];
   private readonly members: SourceMember[] = [];
   /** Member ids seen so far, checked as each member is added (its id is still in the CPU cache then, not in finish). */
-  private memberIds = new SeenKeys(1024);
+  private memberIds: SeenRecordKeys<SourceMember>;
   private duplicateMemberIds: Set<string> | undefined;
   /** E-mails and phones of members that are not `left`, for `contactsUnique`; undefined once one repeats. */
-  private contacts: { emails: SeenKeys; phones: SeenKeys } | undefined = { emails: new SeenKeys(1024), phones: new SeenKeys(1024) };
+  private contacts: { emails: SeenRecordKeys<SourceMember>; phones: SeenRecordKeys<SourceMember> } | undefined;
   private readonly derived = new Map<string, DesiredDepartment>();
   private readonly quarantine: QuarantineEntry[] = [];
   private readonly warnings: SourceWarning[] = [];
@@ -218,6 +222,8 @@ export class SourceCollector {
   private readonly lineOrigins = new Map<string, PropertyDescriptor>();
 
   constructor(private readonly opts: SourceMappingOptions) {
+    this.memberIds = new SeenRecordKeys(1024, this.members, memberIdOf);
+    this.contacts = { emails: new SeenRecordKeys(1024, this.members, memberEmailOf), phones: new SeenRecordKeys(1024, this.members, memberPhoneOf) };
     this.dept = compileAll(opts.departments?.fields, 'departments', opts.trace);
     this.pos = compileAll(opts.positions?.fields, 'positions', opts.trace);
     this.mem = compileAll(opts.members?.fields, 'members', opts.trace);
@@ -241,8 +247,8 @@ export class SourceCollector {
   expectMembers(count: number): void {
     if (this.members.length > 0 || !(count > 1024)) return;
     const expected = Math.min(count, 1 << 22);
-    this.memberIds = new SeenKeys(expected);
-    this.contacts = { emails: new SeenKeys(expected), phones: new SeenKeys(expected) };
+    this.memberIds = new SeenRecordKeys(expected, this.members, memberIdOf);
+    this.contacts = { emails: new SeenRecordKeys(expected, this.members, memberEmailOf), phones: new SeenRecordKeys(expected, this.members, memberPhoneOf) };
   }
 
   /** Every name the mapping and the scope of `entity` read (columns, attributes, paths). */
@@ -408,10 +414,10 @@ export class SourceCollector {
         rec.end_date = endOverride.text;
         rec.end_at = endOverride.ms;
       } else this.date(m, 'end_date', lookup, rec);
-      this.members.push(rec);
-      if (this.memberIds.add(source_id)) (this.duplicateMemberIds ??= new Set()).add(source_id);
+      const at = this.members.push(rec) - 1;
+      if (this.memberIds.add(source_id, at)) (this.duplicateMemberIds ??= new Set()).add(source_id);
       const contacts = this.contacts;
-      if (contacts !== undefined && status !== 'left' && ((email !== undefined && contacts.emails.add(email)) || (phone !== undefined && contacts.phones.add(phone)))) this.contacts = undefined;
+      if (contacts !== undefined && status !== 'left' && ((email !== undefined && contacts.emails.add(email, at)) || (phone !== undefined && contacts.phones.add(phone, at)))) this.contacts = undefined;
       if (droppedPhone) {
         const location = line < 0 ? place : place + line;
         this.warnings.push({ source: this.opts.source, entity: 'members', source_id, location, code: 'invalid_phone_dropped', message: `${droppedPhone.message}: phone dropped, the member is kept without it (phone_policy: drop)`, problem: droppedPhone.message });
