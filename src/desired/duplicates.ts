@@ -15,15 +15,15 @@ function hashOf(s: string): number {
   return h ^ (h >>> 16);
 }
 
-/** A set of strings that answers "seen before?" on add. `expected` sizes it (it grows past that). */
-export class SeenKeys {
-  private readonly keys: string[] = [];
-  /**
-   * Two numbers per slot, side by side (one cache line holds both): 1 + the key's index in `keys` (0: empty slot),
-   * then the key's hash.
-   */
+/**
+ * The open-addressing table under SeenKeys and SeenRecordKeys: slot -> 1 + the key's index (0: empty), then its hash.
+ * `keyAt(i)` is the key stored under index i.
+ */
+abstract class KeyTable {
+  /** Two numbers per slot, side by side (one cache line holds both): 1 + the key's index, then the key's hash. */
   private table: Int32Array;
   private mask: number;
+  private count = 0;
 
   constructor(expected: number) {
     let cap = 16;
@@ -32,21 +32,23 @@ export class SeenKeys {
     this.mask = cap - 1;
   }
 
-  /** Adds `key`; true when it was added before (the table is unchanged then). */
-  add(key: string): boolean {
+  protected abstract keyAt(index: number): string | undefined;
+
+  /** Looks `key` up; when absent, stores it under `index`. True when it was there already (nothing stored then). */
+  protected seen(key: string, index: number): boolean {
     const h = hashOf(key);
-    const { table, mask, keys } = this;
+    const { table, mask } = this;
     let p = h & mask;
     for (;;) {
       const at = table[2 * p]!;
       if (at === 0) break;
-      if (table[2 * p + 1] === h && keys[at - 1] === key) return true;
+      if (table[2 * p + 1] === h && this.keyAt(at - 1) === key) return true;
       p = (p + 1) & mask;
     }
-    keys.push(key);
-    table[2 * p] = keys.length;
+    table[2 * p] = index + 1;
     table[2 * p + 1] = h;
-    if (keys.length * 4 > table.length) this.grow();
+    this.count++;
+    if (this.count * 4 > table.length) this.grow();
     return false;
   }
 
@@ -66,5 +68,44 @@ export class SeenKeys {
     }
     this.table = table;
     this.mask = mask;
+  }
+}
+
+/** A set of strings that answers "seen before?" on add. `expected` sizes it (it grows past that). */
+export class SeenKeys extends KeyTable {
+  private readonly keys: string[] = [];
+
+  protected keyAt(index: number): string {
+    return this.keys[index]!;
+  }
+
+  /** Adds `key`; true when it was added before (the table is unchanged then). */
+  add(key: string): boolean {
+    if (this.seen(key, this.keys.length)) return true;
+    this.keys.push(key);
+    return false;
+  }
+}
+
+/**
+ * SeenKeys over a field of records a list holds already (issue 31): the table keeps each key's record index and reads
+ * the key back from the record, so a million ids, e-mails or phones are not listed a second time.
+ */
+export class SeenRecordKeys<T> extends KeyTable {
+  constructor(
+    expected: number,
+    private readonly records: readonly T[],
+    private readonly keyOf: (record: T) => string | undefined,
+  ) {
+    super(expected);
+  }
+
+  protected keyAt(index: number): string | undefined {
+    return this.keyOf(this.records[index]!);
+  }
+
+  /** Adds `key`, the key of records[index]; true when another record had it before (the table is unchanged then). */
+  add(key: string, index: number): boolean {
+    return this.seen(key, index);
   }
 }

@@ -39,16 +39,20 @@ export function buildDesiredState(batches: SourceBatch[]): DesiredState {
   deps.records = named('departments', 'name', deps.records, (d) => d.name);
   pos.records = named('positions', 'name', pos.records, (p) => p.name);
   // Members: the name check and the default status in one pass (300,000 records are not walked twice for it).
-  const namedMembers: SourceMember[] = [];
-  for (const m of mem.records) {
+  // Copied only from the first member set aside: a million named members are not copied into a second list.
+  let namedMembers: SourceMember[] | undefined;
+  const records = mem.records;
+  for (let i = 0; i < records.length; i++) {
+    const m = records[i]!;
     if (m.display_name === '') {
+      namedMembers ??= records.slice(0, i);
       quarantine.push({ source: m.origin?.source ?? '', entity: 'members', source_id: m.source_id, location: m.origin?.location ?? '', reason: 'empty_name', message: 'display_name is empty' });
       continue;
     }
     m.status ??= 'active';
-    namedMembers.push(m);
+    namedMembers?.push(m);
   }
-  mem.records = namedMembers;
+  mem.records = namedMembers ?? records;
 
   const quarantinedDepartments = new Set(quarantine.filter((q) => q.entity === 'departments' && q.source_id !== undefined).map((q) => q.source_id!));
   const departments = validateDepartments(deps.records, quarantinedDepartments, quarantine);

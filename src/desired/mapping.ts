@@ -4,10 +4,10 @@
  * Pure: connectors feed it lookups and locations; it does no I/O.
  */
 import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig } from './types.js';
-import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, SourceWarning } from '../domain/desired.js';
+import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, RecordOrigin, SourceWarning } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
 import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup, type TextProblem } from './fields.js';
-import { SeenKeys } from './duplicates.js';
+import { SeenKeys, SeenRecordKeys } from './duplicates.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
@@ -131,6 +131,67 @@ const MAX_SHARED_VALUES = 20_000;
 
 const NO_OVERRIDES: RecordOverrides = Object.freeze({});
 
+/**
+ * A member record as a literal (the key order every reader sees: source_id, display_name, origin, email, phone,
+ * title, department_source_id, status); the usual member has them all: one literal, no property store grown field
+ * by field.
+ */
+function sourceMember(source_id: string, display_name: string, origin: RecordOrigin, email: string | undefined, phone: string | undefined, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined): SourceMember {
+  if (email !== undefined && phone !== undefined && title !== undefined && dept !== undefined && status !== undefined) return { source_id, display_name, origin, email, phone, title, department_source_id: dept, status };
+  const rec: SourceMember = { source_id, display_name, origin };
+  if (email !== undefined) rec.email = email;
+  if (phone !== undefined) rec.phone = phone;
+  if (title !== undefined) rec.title = title;
+  if (dept !== undefined) rec.department_source_id = dept;
+  if (status !== undefined) rec.status = status;
+  return rec;
+}
+
+/** Where a LineMember keeps its line: a non-enumerable own property, so JSON, spreads and Object.keys never see it. */
+const LINE = Symbol('line');
+const LINE_SLOT: PropertyDescriptor = { value: 0, writable: true, enumerable: false, configurable: true };
+
+/**
+ * The `origin` of members read by line from one file: derived from the record's line when read, so every reader
+ * sees `{ source, location: "<file>:<line>" }` as before. Assigning it (the merge adds fieldSources) makes it a
+ * plain data property again, in the same place among the keys.
+ */
+function lineOriginDescriptor(source: string, at: string): PropertyDescriptor {
+  return {
+    get(this: { [LINE]: number }): RecordOrigin {
+      return { source, location: at + this[LINE] };
+    },
+    set(this: object, value: RecordOrigin) {
+      Object.defineProperty(this, 'origin', { value, writable: true, enumerable: true, configurable: true });
+    },
+    enumerable: true,
+    configurable: true,
+  };
+}
+
+/**
+ * A member read by line (addMemberAt), with the keys of sourceMember in the same order, `origin` an accessor over
+ * the line kept in one hidden slot: 88 bytes where a literal with its origin object and location string held about
+ * 180. Its prototype is Object.prototype, so it is a plain object to every reader (`constructor === Object`).
+ */
+const LineMember = function (this: SourceMember & { [LINE]: number }, origin: PropertyDescriptor, line: number, source_id: string, display_name: string, email: string | undefined, phone: string | undefined, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined) {
+  this.source_id = source_id;
+  this.display_name = display_name;
+  Object.defineProperty(this, 'origin', origin);
+  if (email !== undefined) this.email = email;
+  if (phone !== undefined) this.phone = phone;
+  if (title !== undefined) this.title = title;
+  if (dept !== undefined) this.department_source_id = dept;
+  if (status !== undefined) this.status = status;
+  LINE_SLOT.value = line;
+  Object.defineProperty(this, LINE, LINE_SLOT);
+} as unknown as new (origin: PropertyDescriptor, line: number, source_id: string, display_name: string, email: string | undefined, phone: string | undefined, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined) => SourceMember;
+LineMember.prototype = Object.prototype;
+
+const memberIdOf = (m: SourceMember): string => m.source_id;
+const memberEmailOf = (m: SourceMember): string | undefined => m.email;
+const memberPhoneOf = (m: SourceMember): string | undefined => m.phone;
+
 /** Collects one source's records; call `finish()` once every record was added. */
 export class SourceCollector {
   private readonly dept: Readers<keyof DepartmentFieldsConfig>;
@@ -140,10 +201,10 @@ export class SourceCollector {
   private readonly positions: DesiredPosition[] = [];
   private readonly members: SourceMember[] = [];
   /** Member ids seen so far, checked as each member is added (its id is still in the CPU cache then, not in finish). */
-  private memberIds = new SeenKeys(1024);
+  private memberIds: SeenRecordKeys<SourceMember>;
   private duplicateMemberIds: Set<string> | undefined;
   /** E-mails and phones of members that are not `left`, for `contactsUnique`; undefined once one repeats. */
-  private contacts: { emails: SeenKeys; phones: SeenKeys } | undefined = { emails: new SeenKeys(1024), phones: new SeenKeys(1024) };
+  private contacts: { emails: SeenRecordKeys<SourceMember>; phones: SeenRecordKeys<SourceMember> } | undefined;
   private readonly derived = new Map<string, DesiredDepartment>();
   private readonly quarantine: QuarantineEntry[] = [];
   private readonly warnings: SourceWarning[] = [];
@@ -157,8 +218,12 @@ export class SourceCollector {
   private readonly sharedValues = new Map<string, string>();
   private readonly scopes: Record<EntityKind, Scope | undefined>;
   private readonly excluded: Record<EntityKind, number> = { departments: 0, positions: 0, members: 0 };
+  /** The `origin` accessor of the members of each file read by line (addMemberAt), by its location prefix. */
+  private readonly lineOrigins = new Map<string, PropertyDescriptor>();
 
   constructor(private readonly opts: SourceMappingOptions) {
+    this.memberIds = new SeenRecordKeys(1024, this.members, memberIdOf);
+    this.contacts = { emails: new SeenRecordKeys(1024, this.members, memberEmailOf), phones: new SeenRecordKeys(1024, this.members, memberPhoneOf) };
     this.dept = compileAll(opts.departments?.fields, 'departments', opts.trace);
     this.pos = compileAll(opts.positions?.fields, 'positions', opts.trace);
     this.mem = compileAll(opts.members?.fields, 'members', opts.trace);
@@ -182,8 +247,8 @@ export class SourceCollector {
   expectMembers(count: number): void {
     if (this.members.length > 0 || !(count > 1024)) return;
     const expected = Math.min(count, 1 << 22);
-    this.memberIds = new SeenKeys(expected);
-    this.contacts = { emails: new SeenKeys(expected), phones: new SeenKeys(expected) };
+    this.memberIds = new SeenRecordKeys(expected, this.members, memberIdOf);
+    this.contacts = { emails: new SeenRecordKeys(expected, this.members, memberEmailOf), phones: new SeenRecordKeys(expected, this.members, memberPhoneOf) };
   }
 
   /** Every name the mapping and the scope of `entity` read (columns, attributes, paths). */
@@ -302,13 +367,26 @@ export class SourceCollector {
 
   /** Maps one raw member. */
   addMember(lookup: Lookup, location: string, overrides: RecordOverrides = NO_OVERRIDES): void {
+    this.mapMember(lookup, location, -1, overrides);
+  }
+
+  /**
+   * Maps one raw member found at `line` of a file whose locations start with `at` (`members.csv:`): the same record
+   * as `addMember(lookup, at + line)`, but the record keeps the line as a number and derives its `origin` when read,
+   * so a million members do not hold a million origin objects and location strings (issue 31).
+   */
+  addMemberAt(lookup: Lookup, at: string, line: number, overrides: RecordOverrides = NO_OVERRIDES): void {
+    this.mapMember(lookup, at, line, overrides);
+  }
+
+  /** addMember (`line` -1: `place` is the location) or addMemberAt (`place` is the prefix of `line`). */
+  private mapMember(lookup: Lookup, place: string, line: number, overrides: RecordOverrides): void {
     const m = this.mem;
-    let droppedPhone: Problem | undefined;
     if (this.scopes.members !== undefined && this.outOfScope('members', lookup)) return;
     try {
       // Departments derived from a path come first: a member quarantined for another reason still proves its department exists.
       let department = overrides.department_source_id ?? '';
-      if (m.department_path && overrides.department_source_id === undefined) department = this.derivePath(this.optional(m, 'department_path', lookup, 4 * MAX_NAME_LENGTH), location);
+      if (m.department_path && overrides.department_source_id === undefined) department = this.derivePath(this.optional(m, 'department_path', lookup, 4 * MAX_NAME_LENGTH), line < 0 ? place : place + line);
       const source_id = this.id(m, lookup);
       const display_name = this.name(m, 'display_name', lookup);
       // The values first (checked in this order, so the first problem found is the one reported), the record after.
@@ -317,54 +395,60 @@ export class SourceCollector {
       const email = emailRead?.value;
       const phoneResult = this.phone(lookup);
       let phone: string | undefined;
+      // Noted now, kept only if the record is: a member quarantined for another reason has nothing dropped.
+      let droppedPhone: Problem | undefined;
       if (typeof phoneResult === 'string') phone = phoneResult;
       else if (phoneResult !== undefined) {
         if (this.opts.phonePolicy === 'quarantine') throw new Reject(phoneResult);
-        // Noted now, kept only if the record is: a member quarantined for another reason has nothing dropped.
         droppedPhone = phoneResult;
       }
       const titleText = this.optional(m, 'title', lookup);
       if (department === '' && m.department && overrides.department_source_id === undefined) department = this.optional(m, 'department', lookup, MAX_ID_LENGTH);
-      const statusText = m.status ? this.text(m, 'status', lookup) : '';
-      if (statusText === '' && m.status && this.opts.members?.require_status) reject('missing_status', missingStatus(m.status.names, this.opts.members.require_status));
-      let status: DesiredMemberStatus | undefined;
-      // An empty status says nothing (another source, or the default active, decides) unless status_map maps "".
-      if (m.status && (statusText !== '' || this.statusMap?.[''] !== undefined)) {
-        const r = mapStatus(statusText, this.statusMap);
-        if ('reason' in r) throw new Reject(r);
-        status = r.value;
-      }
-      if (overrides.disabled && status !== 'left') status = 'suspended';
-      else if (overrides.disabled === false && status === undefined) status = 'active';
-      const origin = { source: this.opts.source, location };
-      let rec: SourceMember;
-      if (email !== undefined && phone !== undefined && titleText !== '' && department !== '' && status !== undefined) {
-        // The usual member has them all: one object literal, no property store grown field by field (same key order).
-        rec = { source_id, display_name, origin, email, phone, title: this.shared(titleText), department_source_id: this.shared(department), status };
-      } else {
-        rec = { source_id, display_name, origin };
-        if (email !== undefined) rec.email = email;
-        if (phone !== undefined) rec.phone = phone;
-        if (titleText !== '') rec.title = this.shared(titleText);
-        if (department !== '') rec.department_source_id = this.shared(department);
-        if (status !== undefined) rec.status = status;
-      }
+      const status = this.memberStatus(lookup, overrides);
+      const title = titleText !== '' ? this.shared(titleText) : undefined;
+      const dept = department !== '' ? this.shared(department) : undefined;
+      const rec = line < 0 ? sourceMember(source_id, display_name, { source: this.opts.source, location: place }, email, phone, title, dept, status) : new LineMember(this.lineOrigin(place), line, source_id, display_name, email, phone, title, dept, status);
       this.date(m, 'start_date', lookup, rec);
       const endOverride = overrides.end_date;
       if (endOverride !== undefined && !m.end_date) {
         rec.end_date = endOverride.text;
         rec.end_at = endOverride.ms;
       } else this.date(m, 'end_date', lookup, rec);
-      this.members.push(rec);
-      if (this.memberIds.add(source_id)) (this.duplicateMemberIds ??= new Set()).add(source_id);
+      const at = this.members.push(rec) - 1;
+      if (this.memberIds.add(source_id, at)) (this.duplicateMemberIds ??= new Set()).add(source_id);
       const contacts = this.contacts;
-      if (contacts !== undefined && status !== 'left' && ((email !== undefined && contacts.emails.add(email)) || (phone !== undefined && contacts.phones.add(phone)))) this.contacts = undefined;
+      if (contacts !== undefined && status !== 'left' && ((email !== undefined && contacts.emails.add(email, at)) || (phone !== undefined && contacts.phones.add(phone, at)))) this.contacts = undefined;
       if (droppedPhone) {
-        this.warnings.push({ source: this.opts.source, entity: 'members', source_id: rec.source_id, location, code: 'invalid_phone_dropped', message: `${droppedPhone.message}: phone dropped, the member is kept without it (phone_policy: drop)`, problem: droppedPhone.message });
+        const location = line < 0 ? place : place + line;
+        this.warnings.push({ source: this.opts.source, entity: 'members', source_id, location, code: 'invalid_phone_dropped', message: `${droppedPhone.message}: phone dropped, the member is kept without it (phone_policy: drop)`, problem: droppedPhone.message });
       }
     } catch (err) {
-      this.rejected(err, 'members', location, lookup, m);
+      this.rejected(err, 'members', line < 0 ? place : place + line, lookup, m);
     }
+  }
+
+  /** The member's mapped status (undefined: the source does not say), the connector's `disabled` flag applied. */
+  private memberStatus(lookup: Lookup, overrides: RecordOverrides): DesiredMemberStatus | undefined {
+    const m = this.mem;
+    const statusText = m.status ? this.text(m, 'status', lookup) : '';
+    if (statusText === '' && m.status && this.opts.members?.require_status) reject('missing_status', missingStatus(m.status.names, this.opts.members.require_status));
+    let status: DesiredMemberStatus | undefined;
+    // An empty status says nothing (another source, or the default active, decides) unless status_map maps "".
+    if (m.status && (statusText !== '' || this.statusMap?.[''] !== undefined)) {
+      const r = mapStatus(statusText, this.statusMap);
+      if ('reason' in r) throw new Reject(r);
+      status = r.value;
+    }
+    if (overrides.disabled && status !== 'left') status = 'suspended';
+    else if (overrides.disabled === false && status === undefined) status = 'active';
+    return status;
+  }
+
+  /** The `origin` of the members read from the file whose locations start with `at` (one per file). */
+  private lineOrigin(at: string): PropertyDescriptor {
+    let d = this.lineOrigins.get(at);
+    if (d === undefined) this.lineOrigins.set(at, (d = lineOriginDescriptor(this.opts.source, at)));
+    return d;
   }
 
   /**

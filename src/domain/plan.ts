@@ -112,16 +112,33 @@ function memberCreateRequest(this: Change): PlanRequest {
   return { method: 'POST', path: '/org/members', body: this.fields };
 }
 
+function memberCreateId(this: Change): string {
+  return `members:create:${this.thirdId}`;
+}
+
 const DERIVED_DESCRIPTION: PropertyDescriptor = { get: memberCreateDescription, enumerable: true, configurable: true };
 const DERIVED_REQUEST: PropertyDescriptor = { get: memberCreateRequest, enumerable: true, configurable: true };
+/** The id of a create is `members:create:<third id>`: derived, not held (a million creates held a million ids). */
+const DERIVED_ID: PropertyDescriptor = { get: memberCreateId, enumerable: true, configurable: true };
+/** entity and op are the same for every member create: read from the shared descriptor, no slot per change. */
+const MEMBERS_ENTITY: PropertyDescriptor = { get: () => 'members', enumerable: true, configurable: true };
+const CREATE_OP: PropertyDescriptor = { get: () => 'create', enumerable: true, configurable: true };
+
+/**
+ * The accessors every member create shares, for a planner that builds creates of its own compact shape: defined in
+ * this order (`id`, `entity`, `op`, then `description` after `thirdId` and `platformId`, `request` after `fields`),
+ * they make the change read exactly as a memberCreateChange.
+ */
+export const MEMBER_CREATE_ACCESSORS = { id: DERIVED_ID, entity: MEMBERS_ENTITY, op: CREATE_OP, description: DERIVED_DESCRIPTION, request: DERIVED_REQUEST } as const;
 
 /**
  * A member create in its compact form (issue 19). An initial import is almost only member creates (100,000 of
- * them, or a million in a large tenant), so each carries only what it is made of: its id, source id, the fields it
- * posts, what it waits for and its department's path; its `description` and `request` are derived from those when
- * read. Both are own enumerable accessors, so the change is still a plain value to every reader: JSON (`plan --out`,
- * `--json`, approvals' digests), spreads and comparisons see exactly the properties, in the order, of any other
- * change. Objects built the same way share one hidden class, so the accessors cost nothing per change.
+ * them, or a million in a large tenant), so each carries only what it is made of: its source id, the fields it
+ * posts, what it waits for and its department's path; its `id`, `entity`, `op`, `description` and `request` are
+ * derived from those when read (issue 31). All are own enumerable accessors, so the change is still a plain value
+ * to every reader: JSON (`plan --out`, `--json`, approvals' digests), spreads and comparisons see exactly the
+ * properties, in the order, of any other change. Objects built the same way share one hidden class, so the
+ * accessors cost nothing per change.
  */
 export function memberCreateChange(init: MemberCreateInit): Change {
   return new MemberCreate(init);
@@ -133,9 +150,11 @@ export function memberCreateChange(init: MemberCreateInit): Change {
  * plain object to every reader (`constructor === Object`).
  */
 const MemberCreate = function (this: Change, init: MemberCreateInit) {
-  this.id = init.id;
-  this.entity = 'members';
-  this.op = 'create';
+  // An id of another shape (none is made so) is held as given.
+  if (init.id === `members:create:${init.thirdId}`) Object.defineProperty(this, 'id', DERIVED_ID);
+  else this.id = init.id;
+  Object.defineProperty(this, 'entity', MEMBERS_ENTITY);
+  Object.defineProperty(this, 'op', CREATE_OP);
   this.thirdId = init.thirdId;
   if (init.platformId !== undefined) this.platformId = init.platformId;
   Object.defineProperty(this, 'description', DERIVED_DESCRIPTION);

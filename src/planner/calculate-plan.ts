@@ -71,21 +71,12 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
     { candidates: departments.removalCandidates, parentOf: departments.parentOf, byId: departments.byId, moves, leaving: members.leaving, staying: members.staying },
     warnings,
   );
-  const all = [
-    ...positions.upserts,
-    ...departments.creates,
-    ...departments.upserts,
-    ...moves,
-    ...members.upserts,
-    ...members.removals,
-    ...deletes,
-    ...positions.removals,
-  ];
+  const all = concatAll([positions.upserts, departments.creates, departments.upserts, moves, members.upserts, members.removals, deletes, positions.removals]);
   const owned: OwnedCounts = { positions: positions.ownedCount, departments: departments.ownedCount, members: members.ownedCount };
   const policed = applyPolicy(all, opts.policy);
   const trusted = opts.trust?.(policed.kept, { owned, threshold: opts.deleteThreshold, ...(opts.allowDeletes !== undefined ? { allowDeletes: opts.allowDeletes } : {}) });
   const kept = trusted?.kept ?? policed.kept;
-  const withheld = trusted ? [...policed.withheld, ...trusted.withheld] : policed.withheld;
+  const withheld = trusted ? concatAll([policed.withheld, trusted.withheld]) : policed.withheld;
   const refusal = firstRefusal({
     syncId: opts.syncId,
     desired,
@@ -111,6 +102,16 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
       ? { lifecycle: { scheduled: life.events.filter((e) => e.rule === 'scheduled'), ended: life.events.filter((e) => e.rule === 'ended') } }
       : {}),
   };
+}
+
+/** The lists one after the other, in one array sized at once (no spread of lists a million long). */
+function concatAll<T>(lists: readonly (readonly T[])[]): T[] {
+  let n = 0;
+  for (const l of lists) n += l.length;
+  const out = new Array<T>(n);
+  let i = 0;
+  for (const l of lists) for (const x of l) out[i++] = x;
+  return out;
 }
 
 /** The source ids of quarantined records per entity (records the planner must not remove). */

@@ -22,20 +22,42 @@ export const POLICIES: Record<SyncPolicy, Policy> = {
  */
 export function applyPolicy(changes: readonly Change[], policy: SyncPolicy): { kept: Change[]; withheld: WithheldChange[] } {
   const p = POLICIES[policy];
-  const kept: Change[] = [];
+  // Copied only from the first change held back: a plan the policy keeps whole (a million creates) is not copied.
+  let kept: Change[] | undefined;
   const withheld: WithheldChange[] = [];
   const held = new Set<string>();
-  const byId = new Map(changes.map((c) => [c.id, c]));
-  for (const c of changes) {
+  const byId = completedCreates(changes);
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i]!;
     // Its create is in this plan, or was applied by an earlier run (judged as a create all the same).
     const judged = c.completes === undefined ? c : (byId.get(c.completes) ?? { ...c, op: 'create' as const });
-    if (!p.allows(judged)) {
-      held.add(c.id);
-      withheld.push({ change: c, why: `policy:${policy}` });
-    } else if (c.dependsOn.some((d) => held.has(d))) {
-      held.add(c.id);
-      withheld.push({ change: c, why: `depends on a change withheld by policy:${policy}` });
-    } else kept.push(c);
+    let why: string | undefined;
+    if (!p.allows(judged)) why = `policy:${policy}`;
+    else if (held.size > 0 && c.dependsOn.some((d) => held.has(d))) why = `depends on a change withheld by policy:${policy}`;
+    if (why === undefined) {
+      kept?.push(c);
+      continue;
+    }
+    kept ??= changes.slice(0, i);
+    held.add(c.id);
+    withheld.push({ change: c, why });
   }
-  return { kept, withheld };
+  return { kept: kept ?? (changes as Change[]), withheld };
+}
+
+/**
+ * The changes that others complete (`completes`), by id: the few creates a later change finishes, not an index of
+ * every change (a million-member import has a million creates and ten thousand completions). The last change of an
+ * id wins, as in a Map built of them all.
+ */
+function completedCreates(changes: readonly Change[]): Map<string, Change> {
+  const wanted = new Set<string>();
+  for (const c of changes) if (c.completes !== undefined) wanted.add(c.completes);
+  const byId = new Map<string, Change>();
+  if (wanted.size === 0) return byId;
+  for (const c of changes) {
+    const id = c.id;
+    if (wanted.has(id)) byId.set(id, c);
+  }
+  return byId;
 }

@@ -50,47 +50,59 @@ export const formatCount = (n: number): string => n.toLocaleString('en-US');
 
 /**
  * One list of the text plan: its heading, at most ROWS_PER_GROUP rows (every row with `full`), `  ... and N more
- * <what> (--full prints all)`, and an empty line. Returns how many rows it left out.
+ * <what> (--full prints all)`, and an empty line. `total`: the list's length when `list` holds only its first rows.
+ * Returns how many rows it left out.
  */
-function* listLines<T>(heading: string, list: readonly T[], full: boolean | undefined, row: (t: T) => string, what: string): Generator<string, number> {
-  if (list.length === 0) return 0;
+function* listLines<T>(heading: string, list: readonly T[], full: boolean | undefined, row: (t: T) => string, what: string, total = list.length): Generator<string, number> {
+  if (total === 0) return 0;
   yield heading;
   const shown = full ? list.length : Math.min(list.length, ROWS_PER_GROUP);
   for (let i = 0; i < shown; i++) yield row(list[i]!);
-  if (shown < list.length) yield `  ... and ${formatCount(list.length - shown)} more ${what} (--full prints all)`;
+  if (shown < total) yield `  ... and ${formatCount(total - shown)} more ${what} (--full prints all)`;
   yield '';
-  return list.length - shown;
+  return total - shown;
 }
 
-/** The changes of a plan per `entity op`, in plan order. */
-function groupChanges(changes: readonly Change[]): Map<string, Change[]> {
-  const groups = new Map<string, Change[]>();
+/** The changes of one entity and operation: how many, and the first `keep` of them in plan order. */
+interface ChangeGroup {
+  count: number;
+  rows: Change[];
+}
+
+/**
+ * The changes of a plan per entity and operation (ENTITY_KINDS x CHANGE_OPS, in that order), in plan order, each
+ * holding at most `keep` rows: a page of a million changes copies no list of them.
+ */
+function groupChanges(changes: readonly Change[], keep: number): ChangeGroup[] {
+  const groups: ChangeGroup[] = [];
+  for (let i = 0; i < ENTITY_KINDS.length * CHANGE_OPS.length; i++) groups.push({ count: 0, rows: [] });
+  const entityAt = new Map(ENTITY_KINDS.map((e, i) => [e as string, i * CHANGE_OPS.length]));
+  const opAt = new Map(CHANGE_OPS.map((op, i) => [op as string, i]));
   for (const c of changes) {
-    const k = `${c.entity} ${c.op}`;
-    const list = groups.get(k);
-    if (list) list.push(c);
-    else groups.set(k, [c]);
+    const g = groups[entityAt.get(c.entity)! + opAt.get(c.op)!]!;
+    if (g.count++ < keep) g.rows.push(c);
   }
   return groups;
 }
 
 /** The tables of changes, one per entity and operation; returns how many changes they left out. */
 function* changeTableLines(plan: Plan, full: boolean | undefined): Generator<string, number> {
-  const groups = groupChanges(plan.changes);
+  const groups = groupChanges(plan.changes, full ? Number.POSITIVE_INFINITY : ROWS_PER_GROUP);
   let omitted = 0;
-  for (const entity of ENTITY_KINDS) {
-    for (const op of CHANGE_OPS) {
-      const list = groups.get(`${entity} ${op}`);
-      if (!list) continue;
+  for (const [e, entity] of ENTITY_KINDS.entries()) {
+    for (const [o, op] of CHANGE_OPS.entries()) {
+      const { count, rows: list } = groups[e * CHANGE_OPS.length + o]!;
+      if (count === 0) continue;
       // The key column is as wide as the longest key shown (a loop: a million changes do not fit in an argument list).
       const shownCount = full ? list.length : Math.min(list.length, ROWS_PER_GROUP);
       let keyWidth = 3;
       for (let i = 0; i < shownCount; i++) keyWidth = Math.max(keyWidth, (list[i]!.thirdId || list[i]!.platformId || '').length);
       keyWidth = Math.min(40, keyWidth);
-      omitted += yield* listLines(`${entity} ${op} (${list.length})`, list, full, (c) => {
+      const row = (c: Change) => {
         const detail = changeDetail(c);
         return `  ${SIGN[op]} ${(c.thirdId || c.platformId || '').padEnd(keyWidth)}  ${c.description}${detail ? `  [${detail}]` : ''}  (${c.reason})`;
-      }, `${entity} to ${op}`);
+      };
+      omitted += yield* listLines(`${entity} ${op} (${count})`, list, full, row, `${entity} to ${op}`, count);
     }
   }
   return omitted;

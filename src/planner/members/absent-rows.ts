@@ -18,7 +18,7 @@ export interface AbsentRow {
 
 /** The row of an owned member (state DB: thirdId -> account) that no desired member claimed, if any. */
 export function classifyOwnedAbsent(thirdId: string, account: string, env: MemberEnv, out: Pick<MemberResult, 'taken'>): AbsentRow | undefined {
-  if (env.index.desiredIds.has(thirdId) || out.taken.has(account)) return undefined;
+  if (env.index.desiredIds().has(thirdId) || out.taken.has(account)) return undefined;
   const live = env.index.liveByAccount.get(account);
   if (!live) return undefined;
   if (!env.provided) return { row: 'kept_not_provided', live, thirdId };
@@ -31,7 +31,7 @@ export function classifyLeftover(m: PlatformMember, env: MemberEnv, out: Pick<Me
   if (out.handled.has(m.account_id)) return undefined;
   const { index, ctx, input } = env;
   const thirdId = m.third_user_id;
-  const free = env.provided && !out.taken.has(m.account_id) && !index.ownedAccounts.has(m.account_id) && !index.desiredIds.has(thirdId);
+  const free = env.provided && !out.taken.has(m.account_id) && !index.ownedAccounts.has(m.account_id) && !index.desiredIds().has(thirdId);
   if (free && (ctx.pending.members?.size ?? 0) > 0 && isCrashedCreate(m, ctx)) return { row: 'crashed_create_gone', live: m, thirdId };
   if (free && input.isOwnedDepartment && thirdId !== '' && !isQuarantined(ctx, 'members', thirdId) && input.isOwnedDepartment(m.department_id)) {
     return { row: 'not_owned_absent', live: m, thirdId };

@@ -1,8 +1,8 @@
 /** The `create` row: a desired member with no live record, by third id or contact (a re-hire when it left). */
 import type { Change, PlanValue } from '../../domain/index.js';
-import { memberCreateChange, memberCreateFields } from '../../domain/index.js';
 import { NO_DEPS, sharedDeps, sharedValue, targetPath } from '../context.js';
-import { normEmail, normPhone, normText } from '../normalise.js';
+import { normText } from '../normalise.js';
+import { sourceCreateChange } from './source-create.js';
 import { wantedDept } from './member-fields.js';
 import type { MemberEnv, MemberResult, MemberRow } from './types.js';
 
@@ -11,26 +11,19 @@ export function createMember({ desired: d, ownedAccount }: MemberRow, env: Membe
   const sid = d.source_id;
   const dept = wantedDept(d, undefined, env.input, out);
   const inDept = dept !== undefined && dept !== '';
-  const fields = memberCreateFields(normText(d.display_name), sid, {
-    email: d.email ? normEmail(d.email) : undefined,
-    phone: d.phone ? normPhone(d.phone) : undefined,
-    title: d.title !== undefined && d.title !== '' ? normText(d.title) : undefined,
-    department_id: inDept ? sharedValue(env.ctx, dept) : undefined,
-  });
-  const id = `members:create:${sid}`;
   const rehire = ownedAccount !== undefined;
+  // The fields are derived from the desired member when read (source-create.ts): a million creates hold no copy.
   out.upserts.push(
-    memberCreateChange({
-      id,
-      thirdId: sid,
+    sourceCreateChange({
+      member: d,
+      department: inDept ? sharedValue(env.ctx, dept) : undefined,
       platformId: rehire ? ownedAccount : undefined,
       paths: inDept && env.input.departmentLabel ? sharedPaths(dept, env, out) : undefined,
       reason: rehire ? 're-hire: the member left and is in the source again' : 'missing on the platform',
-      fields,
       dependsOn: dept === undefined ? NO_DEPS : sharedDeps(env.ctx, dept),
     }),
   );
-  if (d.status === 'suspended') out.upserts.push(suspendNewMember(sid, id, fields.display_name as string));
+  if (d.status === 'suspended') out.upserts.push(suspendNewMember(sid, `members:create:${sid}`, normText(d.display_name)));
 }
 
 /**

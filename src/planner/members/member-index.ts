@@ -26,10 +26,17 @@ export function buildMemberIndex(desired: readonly DesiredMember[], all: readonl
     if (m.third_user_id !== '') liveByThird.set(m.third_user_id, m);
     if (ownedAccounts.has(m.account_id)) ownedCount += 1;
   }
-  const desiredIds = new Set<string>();
-  for (const d of desired) desiredIds.add(d.source_id);
+  // Asked only about live or owned members: an empty tenant (a first import of a million) never builds it.
+  let desiredIds: Set<string> | undefined;
+  const desiredIdSet = (): ReadonlySet<string> => {
+    if (desiredIds === undefined) {
+      desiredIds = new Set<string>();
+      for (const d of desired) desiredIds.add(d.source_id);
+    }
+    return desiredIds;
+  };
   let contacts: ContactIndex | undefined;
-  return { liveByThird, liveByAccount, ownedMembers, ownedAccounts, ownedCount, desiredIds, contacts: () => (contacts ??= contactIndex(liveByAccount)) };
+  return { liveByThird, liveByAccount, ownedMembers, ownedAccounts, ownedCount, desiredIds: desiredIdSet, contacts: () => (contacts ??= contactIndex(liveByAccount)) };
 }
 
 function contactIndex(liveByAccount: ReadonlyMap<string, PlatformMember>): ContactIndex {

@@ -40,8 +40,8 @@ export interface MemberIndex {
   ownedAccounts: ReadonlySet<string>;
   /** Live members this sync owns. */
   ownedCount: number;
-  /** Source ids of every desired member (status left included). */
-  desiredIds: ReadonlySet<string>;
+  /** Source ids of every desired member (status left included); built on first use. */
+  desiredIds(): ReadonlySet<string>;
   /** Live members by normalised e-mail and phone; built on first use (a steady-state run never needs it). */
   contacts(): ContactIndex;
 }

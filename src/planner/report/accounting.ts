@@ -5,7 +5,7 @@
  * withheld, quarantined, out of scope). The counts per entity add up to what `sources check` reads: its records, its
  * quarantined ones and those out of scope. Pure: computed from the Plan and the DesiredState it was made from.
  */
-import type { DesiredState, EntityKind, Plan } from '../../domain/index.js';
+import type { Change, DesiredState, EntityKind, Plan } from '../../domain/index.js';
 import { blockedRecords, ENTITY_KINDS } from '../../domain/index.js';
 
 /** What the plan does to records (one per record: a create and its follow-up PATCH count as the create). */
@@ -61,15 +61,46 @@ const reasonRank = (reason: string): number => {
   return i < 0 ? REASON_ORDER.length : i;
 };
 
+/** True when `c` is a create `strongestByRecord` leaves to the walk in record order (see createsInOrder). */
+const walkedCreate = (c: Change, entity: EntityKind): boolean => c.op === 'create' && c.entity === entity && c.thirdId !== '';
+
+/** The index of the first change at or after `from` that walkedCreate takes (changes.length: none). */
+function nextCreate(changes: readonly Change[], entity: EntityKind, from: number): number {
+  let i = from;
+  while (i < changes.length && !walkedCreate(changes[i]!, entity)) i++;
+  return i;
+}
+
+/**
+ * True when the creates of `entity` come in the order of its records, one for each of some of them (an import's
+ * member creates): each record's create is then found by walking both lists, with no map entry per create.
+ */
+function createsInOrder(changes: readonly Change[], entity: EntityKind, records: readonly { source_id: string }[]): boolean {
+  let at = nextCreate(changes, entity, 0);
+  for (const r of records) if (at < changes.length && changes[at]!.thirdId === r.source_id) at = nextCreate(changes, entity, at + 1);
+  return at === changes.length;
+}
+
+/** Per entity, the strongest change of each record by third id; creates in record order (`walked`) left out. */
+function strongestByRecord(changes: readonly Change[], walked: Record<EntityKind, boolean>): Record<EntityKind, Map<string, number>> {
+  // Keyed by the third id the change holds already: no key string made per change (a million of them).
+  const strongest: Record<EntityKind, Map<string, number>> = { departments: new Map(), positions: new Map(), members: new Map() };
+  for (const c of changes) {
+    const thirdId = c.thirdId;
+    if (!thirdId || (walked[c.entity] && walkedCreate(c, c.entity))) continue;
+    const byId = strongest[c.entity];
+    const s = STRENGTH[c.op] ?? 1;
+    if ((byId.get(thirdId) ?? 0) < s) byId.set(thirdId, s);
+  }
+  return strongest;
+}
+
 /** Counts every source record of `desired` as planned, unchanged or left alone by `plan`. */
 export function accountRecords(plan: Plan, desired: DesiredState): RecordAccounting {
-  const strongest = new Map<string, number>();
-  for (const c of plan.changes) {
-    if (!c.thirdId) continue;
-    const k = keyOf(c.entity, c.thirdId);
-    const s = STRENGTH[c.op] ?? 1;
-    if ((strongest.get(k) ?? 0) < s) strongest.set(k, s);
-  }
+  const records: Record<EntityKind, readonly { source_id: string; status?: string; origin?: { source: string } }[]> = { departments: desired.departments, positions: desired.positions, members: desired.members };
+  const walked = { departments: false, positions: false, members: false };
+  for (const entity of ENTITY_KINDS) walked[entity] = createsInOrder(plan.changes, entity, records[entity]);
+  const strongest = strongestByRecord(plan.changes, walked);
   const why = leftAloneIndex(plan);
   const out = {} as RecordAccounting;
   const leftAlone = new Map<string, LeftAlone>();
@@ -80,15 +111,25 @@ export function accountRecords(plan: Plan, desired: DesiredState): RecordAccount
     else leftAlone.set(k, { reason, source, count });
   };
   for (const entity of ENTITY_KINDS) out[entity] = { total: 0, outcomes: { create: 0, adopt: 0, update: 0, remove: 0, unchanged: 0 }, leftAlone: [] };
-  const records: Record<EntityKind, readonly { source_id: string; status?: string; origin?: { source: string } }[]> = { departments: desired.departments, positions: desired.positions, members: desired.members };
+  const changes = plan.changes;
   for (const entity of ENTITY_KINDS) {
     const acc = out[entity];
+    const strength = strongest[entity];
+    let create = walked[entity] ? nextCreate(changes, entity, 0) : changes.length;
     for (const r of records[entity]) {
       acc.total += 1;
+      let s = strength.get(r.source_id);
+      // A create is the strongest change a record can have.
+      if (create < changes.length && changes[create]!.thirdId === r.source_id) {
+        s = STRENGTH.create;
+        create = nextCreate(changes, entity, create + 1);
+      }
+      if (s !== undefined) {
+        acc.outcomes[OUTCOME_OF[s]!] += 1;
+        continue;
+      }
       const k = keyOf(entity, r.source_id);
-      const s = strongest.get(k);
-      if (s !== undefined) acc.outcomes[OUTCOME_OF[s]!] += 1;
-      else if (why.has(k)) leave(entity, why.get(k)!, r.origin?.source ?? '');
+      if (why.has(k)) leave(entity, why.get(k)!, r.origin?.source ?? '');
       else if (r.status === 'left') leave(entity, 'status_left', r.origin?.source ?? '');
       else acc.outcomes.unchanged += 1;
     }

@@ -48,17 +48,25 @@ export interface TrustObservation {
   missing: MissingNow[];
 }
 
+/** The source ids of every desired record, per entity. */
+function desiredIdSets(desired: DesiredState): Record<EntityKind, Set<string>> {
+  const ids = (records: readonly { source_id: string }[]) => {
+    const out = new Set<string>();
+    for (const r of records) out.add(r.source_id);
+    return out;
+  };
+  return { departments: ids(desired.departments), positions: ids(desired.positions), members: ids(desired.members) };
+}
+
 /**
  * Builds the filter of one run; `observe` receives what the first call saw.
  * Precedence of refusals: scope change, then the delete threshold (when the removals also trip it, it is the guard
  * reported, with the shrink named in its message, so `--allow-deletes N` keeps its meaning), then the shrink guard.
  */
 export function createTrustFilter(inputs: TrustInputs, observe?: (o: TrustObservation) => void): PlanTrustFilter {
-  const desiredIds: Record<EntityKind, Set<string>> = {
-    departments: new Set(inputs.desired.departments.map((d) => d.source_id)),
-    positions: new Set(inputs.desired.positions.map((p) => p.source_id)),
-    members: new Set(inputs.desired.members.map((m) => m.source_id)),
-  };
+  // Only removals are looked up: a plan with none (a first import) never builds the sets.
+  let ids: Record<EntityKind, Set<string>> | undefined;
+  const desiredIds = (): Record<EntityKind, Set<string>> => (ids ??= desiredIdSets(inputs.desired));
   const shrink = findSourceShrink(sourceCounts(inputs.desired), inputs.lastSnapshot, inputs.maxShrinkPercent);
   const scopeChanges = inputs.previousScope ? describeScopeChange(inputs.previousScope, inputs.currentScope) : [];
   let observed = false;
@@ -71,7 +79,7 @@ export function createTrustFilter(inputs: TrustInputs, observe?: (o: TrustObserv
       (inputs.allowDeletes !== undefined && removals <= inputs.allowDeletes);
     const missing: MissingNow[] = [];
     const grace = (c: Change): HoldDecision => {
-      if (!isDisappearance(c, desiredIds)) return undefined;
+      if (c.op !== 'remove' || !isDisappearance(c, desiredIds())) return undefined;
       const d = graceDecision(c, inputs.missingBefore.get(`${c.entity}:${removalKey(c)}`), inputs.grace, inputs.now);
       missing.push(d.missing);
       return d.hold;

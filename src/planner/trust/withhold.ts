@@ -9,22 +9,27 @@ export type HoldDecision = { why: string; dueAt?: string } | undefined;
  * `depends on <id> (<why>)`.
  */
 export function withholdWhere(changes: readonly Change[], decide: (c: Change) => HoldDecision): { kept: Change[]; withheld: WithheldChange[] } {
-  const kept: Change[] = [];
+  // Copied only from the first change held back: a plan kept whole (a million creates) is not copied.
+  let kept: Change[] | undefined;
   const withheld: WithheldChange[] = [];
   const held = new Map<string, string>();
-  for (const c of changes) {
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i]!;
     const d = decide(c);
+    const dep = d === undefined && held.size > 0 ? c.dependsOn.find((id) => held.has(id)) : undefined;
+    if (d === undefined && dep === undefined) {
+      kept?.push(c);
+      continue;
+    }
+    kept ??= changes.slice(0, i);
     if (d) {
       held.set(c.id, d.why);
       withheld.push({ change: c, why: d.why, ...(d.dueAt ? { dueAt: d.dueAt } : {}) });
-      continue;
-    }
-    const dep = c.dependsOn.find((id) => held.has(id));
-    if (dep !== undefined) {
-      const why = `depends on ${dep} (${held.get(dep)!})`;
+    } else {
+      const why = `depends on ${dep!} (${held.get(dep!)!})`;
       held.set(c.id, why);
       withheld.push({ change: c, why });
-    } else kept.push(c);
+    }
   }
-  return { kept, withheld };
+  return { kept: kept ?? (changes as Change[]), withheld };
 }

@@ -74,8 +74,9 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
   for (const [entity, cfg] of entities) {
     if (!cfg || ctx.observe?.wants(entity) === false) continue;
     throwIfAborted(ctx.signal);
-    const add: (lookup: Lookup, location: string) => void =
-      entity === 'departments' ? (l, loc) => collector.addDepartment(l, loc) : entity === 'positions' ? (l, loc) => collector.addPosition(l, loc) : (l, loc) => collector.addMember(l, loc);
+    // Members keep their line as a number (addMemberAt): a million of them hold no location strings.
+    const add: AddRecord =
+      entity === 'departments' ? (l, at, line) => collector.addDepartment(l, at + line) : entity === 'positions' ? (l, at, line) => collector.addPosition(l, at + line) : (l, at, line) => collector.addMemberAt(l, at, line);
     await readCsvFile(source, entity, cfg.file, cfg.encoding ?? source.encoding, cfg.skip_rows ?? source.skip_rows, collector, add, ctx);
   }
   return collector.finish();
@@ -88,7 +89,7 @@ async function readCsvFile(
   encoding: string,
   skipRows: number,
   collector: SourceCollector,
-  add: (lookup: Lookup, location: string) => void,
+  add: AddRecord,
   ctx: SourceReadContext,
 ): Promise<void> {
   const path = ctx.resolvePath(file);
@@ -124,6 +125,9 @@ async function readCsvFile(
   if (feed.index() === undefined && source.header) throw sourceUnreadable(source.name, `${where}: the file is empty (no header row)`);
 }
 
+/** Hands one record to the collector: its fields through `lookup`, found at `line` of the file (`at`: `file:`). */
+type AddRecord = (lookup: Lookup, at: string, line: number) => void;
+
 /** Thrown from a record handler to end a preview's read once it has the records it wants; not a failure. */
 const STOP_READING = Symbol('stop reading');
 
@@ -135,7 +139,7 @@ interface FeedOptions {
   /** Every location's prefix (`file:`): one string fewer held per record. */
   at: string;
   collector: SourceCollector;
-  add: (lookup: Lookup, location: string) => void;
+  add: AddRecord;
   threaded: boolean;
   observe: ReadObserver | undefined;
 }
@@ -185,7 +189,7 @@ function csvFeed(o: FeedOptions) {
       fields = all;
       base = from;
       const last = observe !== undefined && observe.record(entity, rawRecord(index, source.header, all, from, to), at + line);
-      add(lookup, at + line);
+      add(lookup, at, line);
       if (last) throw STOP_READING;
     } catch (err) {
       fieldsError = err;
