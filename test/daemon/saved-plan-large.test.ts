@@ -9,44 +9,14 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Change, DesiredState, Plan } from '../../src/domain/index.js';
-import { countChanges, PLAN_FORMAT_VERSION } from '../../src/domain/index.js';
+import type { DesiredState } from '../../src/domain/index.js';
 import { buildSavedPlan, canonicalJson, parseSavedPlan, readSavedPlan, savedPlanChunks, sourceSnapshotHash, writeSavedPlan, type SavedPlanFile } from '../../src/daemon/saved-plan.js';
 import { jsonChunks } from '../../src/shared/json-chunks.js';
 import { JsonStreamError, parseJsonChunks } from '../../src/shared/json-stream-reader.js';
 import { tempDir } from '../helpers/temp.js';
+import { memberCreate, planOf } from './saved-plan-large-fixtures.js';
 
 const KEY = Buffer.from('0123456789abcdef0123456789abcdef');
-
-/** A member create as the planner makes one (the request body carries the fields). */
-function memberCreate(i: number, description?: string): Change {
-  const id = `E${String(i).padStart(7, '0')}`;
-  const fields = { third_user_id: id, display_name: `Person ${i} Ünïcode ☃ "q"`, email: `p${i}@acme.test`, department_id: { ref: `departments:create:D${i % 50}` }, roles: ['member'], external: i % 7 === 0 };
-  return {
-    id: `members:create:${id}`,
-    entity: 'members',
-    op: 'create',
-    thirdId: id,
-    description: description ?? `create member ${id}`,
-    reason: 'missing on the platform',
-    fields,
-    request: { method: 'POST', path: '/api/external/v1/org/members', body: fields },
-    dependsOn: [`departments:create:D${i % 50}`],
-  } as Change;
-}
-
-function planOf(changes: Change[]): Plan {
-  return {
-    formatVersion: PLAN_FORMAT_VERSION,
-    syncId: 'large',
-    policy: 'full',
-    createdAt: '2026-11-27T12:00:00.000Z',
-    changes,
-    warnings: [{ code: 'unpatchable_drift', entity: 'members', thirdId: 'E0000001', message: 'phone differs' }],
-    withheld: [],
-    counts: countChanges(changes),
-  } as Plan;
-}
 
 const inputs = { mirrorHash: `sha256:${'a'.repeat(64)}`, sourceHash: `sha256:${'b'.repeat(64)}` };
 
