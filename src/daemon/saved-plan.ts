@@ -140,9 +140,29 @@ const savedPlanShape = z.looseObject({
   created_at: z.string(),
   inputs: z.looseObject({ mirror_hash: z.string(), source_hash: z.string() }),
   counts: z.record(z.string(), z.unknown()),
-  plan: z.looseObject({ syncId: z.string(), changes: z.array(z.looseObject({ id: z.string() })), withheld: z.array(z.unknown()), warnings: z.array(z.unknown()) }),
+  // The changes are checked one by one (firstIssue): a parse of the whole array would copy a million objects.
+  plan: z.looseObject({ syncId: z.string(), changes: z.array(z.unknown()), withheld: z.array(z.unknown()), warnings: z.array(z.unknown()) }),
   integrity: z.string(),
 });
+
+const changeShape = z.looseObject({ id: z.string() });
+
+/** The first thing that makes `json` no saved plan (`path: message`), undefined when it is one. */
+function firstIssue(json: unknown): string | undefined {
+  const parsed = savedPlanShape.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    return first ? `${first.path.join('.') || 'document'}: ${first.message}` : 'invalid';
+  }
+  const changes = parsed.data.plan.changes;
+  for (let i = 0; i < changes.length; i++) {
+    const change = changeShape.safeParse(changes[i]);
+    if (change.success) continue;
+    const first = change.error.issues[0];
+    return first ? `${['plan', 'changes', i, ...first.path].join('.')}: ${first.message}` : 'invalid';
+  }
+  return undefined;
+}
 
 /** A saved plan refused (PLAN_REFUSED, exit 2): `file` names it. */
 export const planRefused = (file: string, why: string): OrgsyncError => new OrgsyncError('PLAN_REFUSED', `${file}: ${why}`);
@@ -208,10 +228,8 @@ export function parseSavedPlanChunks(chunks: Iterable<Uint8Array | string>, file
     if (!(err instanceof JsonStreamError)) throw err;
     throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (not JSON: ${err.message}): ${SAVE_ONE}`);
   }
-  const parsed = savedPlanShape.safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const issue = first ? `${first.path.join('.') || 'document'}: ${first.message}` : 'invalid';
+  const issue = firstIssue(json);
+  if (issue !== undefined) {
     // Another kind of file altogether, or a saved plan of another format version (made by another orgsync).
     if ((json as { kind?: unknown } | null)?.kind !== SAVED_PLAN_KIND) throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (${whatItIs(json, issue)}): ${SAVE_ONE}`);
     throw planRefused(file, `not a saved plan of this orgsync: ${issue}; make a new one with \`orgsync plan --out FILE\``);

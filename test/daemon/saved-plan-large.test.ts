@@ -85,6 +85,10 @@ describe('saved plan file: byte for byte what the one-string writer wrote', () =
     const file = join(dir, 'plan.json');
     writeFileSync(file, oldWriter(saved).text.replace('p2@acme.test', 'p3@acme.test'));
     expect(() => readSavedPlan(file, 'large', KEY)).toThrow(`${file}: the plan file was edited after it was written, or was made with another state DB (integrity check failed); make a new plan`);
+    const noId = JSON.parse(oldWriter(saved).text) as SavedPlanFile;
+    delete (noId.plan.changes[1] as { id?: string }).id;
+    writeFileSync(file, JSON.stringify(noId));
+    expect(() => readSavedPlan(file, 'large', KEY)).toThrow(`${file}: not a saved plan of this orgsync: plan.changes.1.id: Invalid input: expected string, received undefined; make a new one with \`orgsync plan --out FILE\``);
     writeFileSync(file, '{"kind": "orgsync-saved-plan", "plan": [1, 2,');
     expect(() => readSavedPlan(file, 'large', KEY)).toThrow(`${file} is not a saved plan (not JSON: unexpected end of the JSON text at byte 45): save one with \`orgsync plan --out FILE\``);
   });
