@@ -90,7 +90,7 @@ class JsonStreamParser {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      this.fail(`${(err as Error).message} (in the value starting`, c.start);
+      throw new JsonStreamError(`${(err as Error).message} (in the value starting at byte ${c.start})`);
     }
     this.deliver(value, c.start);
   }

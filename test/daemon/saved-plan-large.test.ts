@@ -130,6 +130,7 @@ describe('streaming JSON reader', () => {
       expect(() => parseJsonChunks([bad]), bad).toThrow(JsonStreamError);
     }
     expect(() => parseJsonChunks(['{"a" 1}'])).toThrow("expected ':' after the property name \"a\" at byte 5");
+    expect(() => parseJsonChunks(['{"a": [1, {"b": tru}]}'])).toThrow(/^.+ \(in the value starting at byte 10\)$/);
   });
 
   it('stops at a top-level key when asked, without reading what follows', () => {
