@@ -152,6 +152,13 @@ describe(`plan and sync --dry-run of ${fmt(MEMBERS)} members into an empty tenan
     const written = (await writes()) - before;
     expect(written).toBeGreaterThanOrEqual(20);
     expect(written).toBeLessThan(json.summary.total);
-    expect(applied.stdout).toContain('stopped');
+    expect(applied.stdout).toMatch(/^sync large: stopped before the end \(exit 1\) in \d+\.\d s\n/);
+    expect(applied.stdout).toContain('\nerror: stopped by a shutdown signal: writes in flight finished, nothing new was started\n');
+    // Its table of applied changes accounts for every write the platform received.
+    const rows = applied.stdout.split('\n').filter((l) => /^(positions|departments|members) /.test(l));
+    expect(rows).toHaveLength(3);
+    let listed = 0;
+    for (const row of rows) for (const n of row.trim().split(/\s+/).slice(1)) listed += Number(n);
+    expect(listed).toBe(written);
   }, 300_000);
 });
