@@ -3,29 +3,44 @@
  * `node dist/cli.js` process, with its wall time and peak RSS against the 512 MB target of issue 31. The synthetic org
  * (1,000,000 members, 5,000 departments, 500 positions; BENCH_MEMBERS, BENCH_DEPARTMENTS, BENCH_POSITIONS) is written
  * as CSV files and planned into an empty tenant of the emulator (a child process, so its memory is not counted).
- * Commands: plan (text, json, html), plan --out, sync --dry-run, explain, approvals list. `apply FILE` and a real sync
- * would write a million members into the emulator (hours at the platform's limits), so they are not run here.
+ * Commands: plan (text, json, html), plan --out, sync --dry-run, explain, then the approvals commands (list, show as
+ * json and text, approve) on the saved plan stored as a refused run's pending approval, and last `apply FILE` of the
+ * saved plan, stopped (SIGTERM) once its first BENCH_APPLY_WRITES writes reached the emulator: reading, checking
+ * and starting to apply the whole file is measured; writing a million members (hours at the platform's limits) is not.
  * One JSON line per command: {command, exit, seconds, peak_rss_mb, target_mb, ok, stdout_bytes}. Slow: minutes.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { csvSourceConfig, memberId, writeOrgCsv } from './lib/synthetic-org.js';
-import { serveEmulatorChild, startEmulatorChild, stopEmulatorChild } from './lib/emulator-child.js';
+import { emulatorRequests, serveEmulatorChild, startEmulatorChild, stopEmulatorChild } from './lib/emulator-child.js';
+import { createRunApprovals } from '../src/daemon/approvals.js';
+import { readSavedPlan } from '../src/daemon/saved-plan.js';
+import type { DesiredState } from '../src/domain/index.js';
+import { ApprovalStore } from '../src/mirror/approvals.js';
+import { openStateDb } from '../src/mirror/db.js';
+import { Mirror } from '../src/mirror/mirror.js';
+import { OwnershipStore } from '../src/mirror/ownership.js';
+import { TrustStateStore } from '../src/mirror/trust-state.js';
 
 const KEY = 'ek_benchcmd_4f8a2c9e71b3d6054e2a';
 const MEMBERS = Number(process.env.BENCH_MEMBERS ?? 1_000_000);
 const DEPARTMENTS = Number(process.env.BENCH_DEPARTMENTS ?? 5_000);
 const POSITIONS = Number(process.env.BENCH_POSITIONS ?? 500);
 const TARGET_MB = 512;
+const APPLY_WRITES = Number(process.env.BENCH_APPLY_WRITES ?? 200);
+const SYNC_ID = 'bench-commands';
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 /** Written into every measured process: at exit it records its peak RSS (KB, from getrusage) in ORGSYNC_BENCH_RSS_FILE. */
 const PROBE = "process.on('exit', () => require('node:fs').writeFileSync(process.env.ORGSYNC_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)))";
 
-/** Runs `orgsync ...args` in `dir`, stdout into a file; returns exit code, wall seconds, peak RSS and output size. */
-async function measure(dir: string, name: string, args: readonly string[]): Promise<Record<string, unknown>> {
+/**
+ * Runs `orgsync ...args` in `dir`, stdout into a file; returns exit code, wall seconds, peak RSS and output size.
+ * `meanwhile` runs while it does (given the process, to stop it); `okExit` is the exit code of a good run.
+ */
+async function measure(dir: string, name: string, args: readonly string[], meanwhile?: (child: ChildProcess) => Promise<void>, okExit = 0): Promise<Record<string, unknown>> {
   const rssFile = join(dir, `${name}.rss`);
   const outFile = join(dir, `${name}.out`);
   const fd = openSync(outFile, 'w');
@@ -35,13 +50,39 @@ async function measure(dir: string, name: string, args: readonly string[]): Prom
     const child = spawn(process.execPath, ['--require', join(dir, 'probe.cjs'), CLI, ...args], { cwd: dir, env: { ...process.env, ORGSYNC_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', fd, 'pipe'] });
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     child.once('exit', resolve);
+    void meanwhile?.(child);
   });
   closeSync(fd);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const peakMb = Math.round(Number(readFileSync(rssFile, 'utf8')) / 1024);
   const stdoutBytes = statSync(outFile).size;
   rmSync(outFile, { force: true });
-  return { command: `orgsync ${args.join(' ').replaceAll(dir, '.')}`, exit: code, seconds: Math.round(seconds * 10) / 10, peak_rss_mb: peakMb, target_mb: TARGET_MB, ok: code === 0 && peakMb < TARGET_MB, stdout_bytes: stdoutBytes, ...(code === 0 ? {} : { stderr: stderr.trim() }) };
+  return { command: `orgsync ${args.join(' ').replaceAll(dir, '.')}`, exit: code, seconds: Math.round(seconds * 10) / 10, peak_rss_mb: peakMb, target_mb: TARGET_MB, ok: code === okExit && peakMb < TARGET_MB, stdout_bytes: stdoutBytes, ...(code === okExit ? {} : { stderr: stderr.trim() }) };
+}
+
+/** Write requests the emulator answered. */
+async function writeCount(url: string): Promise<number> {
+  let n = 0;
+  for (const r of await emulatorRequests(url)) if (r.method !== 'GET') n += r.count;
+  return n;
+}
+
+/**
+ * Stores the saved plan as the pending approval of a refused run (what a run refused by a guard does, in this
+ * process: it is setup, not measured); returns its digest.
+ */
+function storeAsApproval(dir: string, file: string): string {
+  const db = openStateDb(join(dir, 'state.db'));
+  try {
+    const trust = new TrustStateStore(db, SYNC_ID);
+    const { plan } = readSavedPlan(file, SYNC_ID, trust.planSigningKey());
+    const desired = { departments: [], positions: [], members: [], provided: { departments: true, positions: true, members: true }, quarantine: [] } as unknown as DesiredState;
+    const parts = { store: new ApprovalStore(db, SYNC_ID), trust, mirror: new Mirror(db), ownership: new OwnershipStore(db, SYNC_ID), config: { sync: { id: SYNC_ID, approve: [] } } } as unknown as Parameters<typeof createRunApprovals>[0];
+    const refusal = { guard: 'delete_threshold', message: 'bench: a refused plan of every change' };
+    return createRunApprovals(parts).onRefusal({ plan: { ...plan, refusal }, desired, overridden: () => ({ plan, commitTrust: () => undefined }), runId: 'bench', now: Date.now() }).digest;
+  } finally {
+    db.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -51,7 +92,7 @@ async function main(): Promise<void> {
     await writeOrgCsv(dir, { members: MEMBERS, departments: DEPARTMENTS, positions: POSITIONS, seed: 31 });
     writeFileSync(join(dir, 'probe.cjs'), `${PROBE};\n`);
     const config = join(dir, 'orgsync.yaml');
-    writeFileSync(config, JSON.stringify({ platform: { base_url: url, api_key: KEY }, state: { path: './state.db' }, sync: { id: 'bench-commands' }, sources: [csvSourceConfig()], log: { level: 'warn' } }));
+    writeFileSync(config, JSON.stringify({ platform: { base_url: url, api_key: KEY }, state: { path: './state.db' }, sync: { id: SYNC_ID }, sources: [csvSourceConfig()], log: { level: 'warn' } }));
     console.log(JSON.stringify({ bench: 'commands', members: MEMBERS, departments: DEPARTMENTS, positions: POSITIONS }));
     const runs: [string, string[]][] = [
       ['plan-text', ['plan', '--config', config]],
@@ -60,9 +101,21 @@ async function main(): Promise<void> {
       ['plan-out', ['plan', '--config', config, '--out', join(dir, 'saved-plan.json')]],
       ['sync-dry-run', ['sync', '--config', config, '--dry-run']],
       ['explain', ['explain', '--config', config, memberId(0)]],
-      ['approvals-list', ['approvals', 'list', '--config', config]],
     ];
     for (const [name, args] of runs) console.log(JSON.stringify(await measure(dir, name, args)));
+    const digest = storeAsApproval(dir, join(dir, 'saved-plan.json'));
+    const approvals: [string, string[]][] = [
+      ['approvals-list', ['approvals', 'list', '--config', config, '--output', 'json']],
+      ['approvals-show-json', ['approvals', 'show', digest, '--config', config, '--output', 'json']],
+      ['approvals-show-text', ['approvals', 'show', digest, '--config', config]],
+      ['approvals-approve', ['approvals', 'approve', digest, '--config', config]],
+    ];
+    for (const [name, args] of approvals) console.log(JSON.stringify(await measure(dir, name, args)));
+    const stopAfterFirstWrites = async (child: ChildProcess): Promise<void> => {
+      while (child.exitCode === null && (await writeCount(url)) < APPLY_WRITES) await new Promise((r) => setTimeout(r, 500));
+      child.kill('SIGTERM');
+    };
+    console.log(JSON.stringify(await measure(dir, 'apply-start', ['apply', join(dir, 'saved-plan.json'), '--config', config], stopAfterFirstWrites, 143)));
   } finally {
     await stopEmulatorChild(child);
     rmSync(dir, { recursive: true, force: true });

@@ -12,7 +12,9 @@ import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import type { PlanReportContext } from '../planner/report/index.js';
-import { buildSavedPlan, canonicalJson, mirrorStateHash, parseSavedPlan, sourceSnapshotHash, staleInputs, type SavedPlanFile } from './saved-plan.js';
+import { jsonChunks } from '../shared/json-chunks.js';
+import { parseJsonChunks } from '../shared/json-stream-reader.js';
+import { buildSavedPlan, mirrorStateHash, parseSavedPlanChunks, sourceSnapshotHash, staleInputs, updateWithChunks, type SavedPlanFile } from './saved-plan.js';
 
 /** The digest of a saved plan: `sha256:` + 12 hex of what it does and what it was made from (not when). */
 export function approvalDigest(saved: Pick<SavedPlanFile, 'sync_id' | 'inputs' | 'plan'>): string {
@@ -22,7 +24,8 @@ export function approvalDigest(saved: Pick<SavedPlanFile, 'sync_id' | 'inputs' |
     guard: saved.plan.refusal?.guard ?? null,
     changes: saved.plan.changes.map((c) => ({ id: c.id, request: c.request ?? null })),
   };
-  return `sha256:${createHash('sha256').update(canonicalJson(what)).digest('hex').slice(0, 12)}`;
+  // Hashed chunk by chunk: the canonical JSON of a million changes is longer than a string can be.
+  return `sha256:${updateWithChunks(createHash('sha256'), jsonChunks(what, 'canonical')).digest('hex').slice(0, 12)}`;
 }
 
 /** The report context of a plan made over `mirror` (the tree and the departments of removed members). */
@@ -76,7 +79,7 @@ export interface ApprovalParts {
 function whyNot(digest: string, rec: ApprovalRecord | undefined, now: { mirrorHash: string; sourceHash: string }, key: Buffer, syncId: string): string {
   if (!rec) return `${digest} is no approval of sync ${syncId} in this state DB (see orgsync approvals list)`;
   if (rec.status === 'used') return `approval ${digest} was already used by run ${rec.usedByRun ?? '?'} at ${rec.usedAt ?? '?'} (an approval is used once)`;
-  const saved = parseSavedPlan(rec.savedPlan, `approval ${digest}`, syncId, key);
+  const saved = parseSavedPlanChunks(rec.savedPlan(), `approval ${digest}`, syncId, key);
   const stale = staleInputs(saved, now);
   return `approved plan ${digest} no longer applies: ${stale ?? 'the plan made now differs from it'}`;
 }
@@ -99,7 +102,7 @@ export function createRunApprovals(parts: ApprovalParts): RunApprovals {
       const byConfig = config.sync.approve.includes(digest);
       if (existing && (existing.status === 'approved' || (byConfig && existing.status === 'pending'))) {
         // Exactly the plan reviewed: the stored, signed one (its digest says it matches the platform and sources now).
-        const approved = parseSavedPlan(existing.savedPlan, `approval ${digest}`, syncId, key);
+        const approved = parseSavedPlanChunks(existing.savedPlan(), `approval ${digest}`, syncId, key);
         if (!staleInputs(approved, hashes) && store.use(digest, at, run.runId ?? 'unknown', existing.status === 'approved' ? (existing.approvedBy ?? 'approvals approve') : 'sync.approve')) {
           const { refusal: _r, ...plan } = approved.plan;
           return { kind: 'apply', digest, plan, commitTrust: full.commitTrust };
@@ -116,7 +119,7 @@ export function createRunApprovals(parts: ApprovalParts): RunApprovals {
         notes.push(whyNot(d, rec, hashes, key, syncId));
       }
       if (!existing || existing.status === 'superseded') {
-        store.save({ digest, guard: refusal.guard, message: refusal.message, createdAt: at, ...(run.runId ? { runId: run.runId } : {}), savedPlan: JSON.stringify(saved), context: JSON.stringify(reportContextOf(mirror, reviewed, run.desired.quarantine)) });
+        store.save({ digest, guard: refusal.guard, message: refusal.message, createdAt: at, ...(run.runId ? { runId: run.runId } : {}), savedPlan: jsonChunks(saved, 'compact'), context: JSON.stringify(reportContextOf(mirror, reviewed, run.desired.quarantine)) });
       }
       const message =
         `${refusal.message}; ${notes.length > 0 ? `${notes.join('; ')}; ` : ''}` +
@@ -126,9 +129,12 @@ export function createRunApprovals(parts: ApprovalParts): RunApprovals {
   };
 }
 
-/** An approval in `approvals list --output json` and /status (without the plan itself). */
+/**
+ * An approval in `approvals list --output json` and /status (without the plan itself). Its counts are read from the
+ * head of the stored plan (they come before the changes), not from the whole of it.
+ */
 export function approvalJson(a: ApprovalRecord): Record<string, unknown> {
-  const saved = JSON.parse(a.savedPlan) as { counts?: unknown };
+  const saved = parseJsonChunks(a.savedPlan(), { stopAtKey: 'plan' }) as { counts?: unknown };
   return {
     digest: a.digest,
     guard: a.guard,

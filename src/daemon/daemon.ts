@@ -8,7 +8,7 @@ import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { OWNERSHIP_TRIGGERS, type RunHistory, type RunRecord } from '../mirror/runs.js';
 import { OrgsyncMetrics, type MirrorProbe, type RunResult } from '../observability/metrics.js';
-import { startOpsServer, type OpsHandlers, type OpsServer, type Readiness } from '../observability/http-server.js';
+import { startOpsServer, type OpsHandlers, type OpsServer, type Readiness, type LatestPlanView } from '../observability/http-server.js';
 import type { ListenerSecurity } from '../observability/route-access.js';
 import type { RunObserver, RunSummary } from './run-once.js';
 import type { Scheduler } from './schedule.js';
@@ -78,7 +78,7 @@ export interface DaemonDeps {
   onListening?: (url: string) => void;
   newRunId?: () => string;
   /** GET /plan and /plan.json: the latest run's plan, rendered (issue 20). */
-  latestPlan?: () => { html: string; json: unknown } | undefined;
+  latestPlan?: () => LatestPlanView | undefined;
   /** /status: the plans waiting for approval (issue 20). */
   pendingApprovals?: () => unknown[];
   /**

@@ -4,9 +4,11 @@
  * writes, reads and verifies that file (what approvals need too); applying one is the use case of
  * ./apply-saved-plan.ts. This is the plan -> approval -> apply path of change management.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { writePrivateFile } from '../shared/private-file.js';
+import { createHash, createHmac, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { canonicalJson, jsonChunks } from '../shared/json-chunks.js';
+import { JsonStreamError, parseJsonChunks } from '../shared/json-stream-reader.js';
+import { writePrivateFileChunks } from '../shared/private-file.js';
 import { z } from 'zod';
 import type { DesiredState, Plan } from '../domain/index.js';
 import { PLAN_FORMAT_VERSION } from '../domain/index.js';
@@ -35,17 +37,16 @@ export interface SavedPlanFile {
   integrity: string;
 }
 
-/** JSON with object keys sorted at every level (arrays keep their order). */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = (v as Record<string, unknown>)[k];
-    return out;
-  });
+export { canonicalJson } from '../shared/json-chunks.js';
+
+/** Feeds text given in chunks to a hash (issue 31: the canonical JSON of a million records is longer than a string can be). */
+export function updateWithChunks<H extends Hash | Hmac>(hash: H, chunks: Iterable<string>): H {
+  for (const chunk of chunks) hash.update(chunk);
+  return hash;
 }
 
-const sha256 = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+/** `sha256:<hex>` of the canonical JSON of `value`, hashed chunk by chunk. */
+const sha256Of = (value: unknown): string => `sha256:${updateWithChunks(createHash('sha256'), jsonChunks(value, 'canonical')).digest('hex')}`;
 const byKey = <T>(key: (t: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 
 /** Hash of the platform state a plan depends on: live mirror records and the members this sync owns. */
@@ -56,18 +57,40 @@ export function mirrorStateHash(mirror: Mirror, ownership: OwnershipStore): stri
     members: mirror.all('members').filter((m) => m.status !== 'left').sort(byKey((m) => m.account_id)),
     owned: [...ownership.ownedMembers()].sort(byKey(([k]) => k)),
   };
-  return sha256(canonicalJson(live));
+  return sha256Of(live);
 }
 
 /** Hash of a source snapshot: the desired records (without their origins, which name lines and DNs) and what is provided. */
 export function sourceSnapshotHash(desired: DesiredState): string {
-  const strip = <T extends { origin?: unknown; source_id: string }>(list: readonly T[]) =>
-    list.map(({ origin: _origin, ...rest }) => rest).sort(byKey((r) => r.source_id));
-  return sha256(canonicalJson({ departments: strip(desired.departments), positions: strip(desired.positions), members: strip(desired.members), provided: desired.provided }));
+  return `sha256:${updateWithChunks(createHash('sha256'), snapshotChunks(desired)).digest('hex')}`;
 }
 
+/**
+ * The canonical JSON of `{departments, positions, members, provided}` with each record's origin left out and the
+ * lists sorted by source id, record by record: no copy of the lists, no string of the whole.
+ */
+function* snapshotChunks(desired: DesiredState): Generator<string> {
+  const lists = { departments: desired.departments, members: desired.members, positions: desired.positions } as const;
+  // Canonical key order: departments, members, positions, provided.
+  let sep = '{';
+  for (const [name, list] of Object.entries(lists) as [string, readonly { origin?: unknown; source_id: string }[]][]) {
+    const sorted = list.slice().sort(byKey((r) => r.source_id));
+    const parts: string[] = [`${sep}${JSON.stringify(name)}:[`];
+    for (let i = 0; i < sorted.length; i++) {
+      const { origin: _origin, ...rest } = sorted[i]!;
+      parts.push(`${i === 0 ? '' : ','}${canonicalJson(rest)}`);
+      if (parts.length >= 512) yield parts.splice(0).join('');
+    }
+    parts.push(']');
+    yield parts.join('');
+    sep = ',';
+  }
+  yield `,"provided":${canonicalJson(desired.provided)}}`;
+}
+
+/** The signature of a saved plan document: HMAC over its canonical JSON, fed chunk by chunk. */
 function sign(doc: Omit<SavedPlanFile, 'integrity'>, key: Buffer): string {
-  return `hmac-sha256:${createHmac('sha256', key).update(canonicalJson(doc)).digest('hex')}`;
+  return `hmac-sha256:${updateWithChunks(createHmac('sha256', key), jsonChunks(doc, 'canonical')).digest('hex')}`;
 }
 
 /** Builds the signed file of a plan. */
@@ -90,15 +113,24 @@ export function buildSavedPlan(plan: Plan, inputs: { mirrorHash: string; sourceH
  * registered secret value (a `${VAR}`, `*_file` or key value of the config) would be in it, nothing is written.
  */
 export function writeSavedPlan(file: string, saved: SavedPlanFile): void {
-  const text = `${JSON.stringify(saved, null, 2)}\n`;
-  if (redactSecrets(text) !== text) {
-    throw new OrgsyncError('PLAN_REFUSED', `plan file ${file} not written: the plan would contain a secret value of the config (a \${VAR}, *_file or key value); keep secrets out of source fields and mappings`);
+  // Checked before the file is opened (a first pass over the chunks): a refused plan leaves an existing file as it was.
+  // A chunk is whole JSON values joined, so a secret inside one string value is inside one chunk.
+  for (const chunk of savedPlanChunks(saved)) {
+    if (redactSecrets(chunk) !== chunk) {
+      throw new OrgsyncError('PLAN_REFUSED', `plan file ${file} not written: the plan would contain a secret value of the config (a \${VAR}, *_file or key value); keep secrets out of source fields and mappings`);
+    }
   }
   try {
-    writePrivateFile(file, text);
+    writePrivateFileChunks(file, savedPlanChunks(saved));
   } catch (err) {
     throw new OrgsyncError('USAGE', `cannot write plan file ${file}: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/** The text of a saved plan file, `JSON.stringify(saved, null, 2)` and a newline, in chunks of whole values. */
+export function* savedPlanChunks(saved: SavedPlanFile, chunkSize?: number): Generator<string> {
+  yield* jsonChunks(saved, 'pretty', chunkSize);
+  yield '\n';
 }
 
 const savedPlanShape = z.looseObject({
@@ -108,9 +140,29 @@ const savedPlanShape = z.looseObject({
   created_at: z.string(),
   inputs: z.looseObject({ mirror_hash: z.string(), source_hash: z.string() }),
   counts: z.record(z.string(), z.unknown()),
-  plan: z.looseObject({ syncId: z.string(), changes: z.array(z.looseObject({ id: z.string() })), withheld: z.array(z.unknown()), warnings: z.array(z.unknown()) }),
+  // The changes are checked one by one (firstIssue): a parse of the whole array would copy a million objects.
+  plan: z.looseObject({ syncId: z.string(), changes: z.array(z.unknown()), withheld: z.array(z.unknown()), warnings: z.array(z.unknown()) }),
   integrity: z.string(),
 });
+
+const changeShape = z.looseObject({ id: z.string() });
+
+/** The first thing that makes `json` no saved plan (`path: message`), undefined when it is one. */
+function firstIssue(json: unknown): string | undefined {
+  const parsed = savedPlanShape.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    return first ? `${first.path.join('.') || 'document'}: ${first.message}` : 'invalid';
+  }
+  const changes = parsed.data.plan.changes;
+  for (let i = 0; i < changes.length; i++) {
+    const change = changeShape.safeParse(changes[i]);
+    if (change.success) continue;
+    const first = change.error.issues[0];
+    return first ? `${['plan', 'changes', i, ...first.path].join('.')}: ${first.message}` : 'invalid';
+  }
+  return undefined;
+}
 
 /** A saved plan refused (PLAN_REFUSED, exit 2): `file` names it. */
 export const planRefused = (file: string, why: string): OrgsyncError => new OrgsyncError('PLAN_REFUSED', `${file}: ${why}`);
@@ -130,27 +182,54 @@ function whatItIs(json: unknown, issue: string): string {
  * refused, exit 2). The state DB's key signs it, so a plan is only accepted by the state DB that made it.
  */
 export function readSavedPlan(file: string, syncId: string, key: Buffer): SavedPlanFile {
-  let text: string;
+  return parseSavedPlanChunks(fileChunks(file), file, syncId, key);
+}
+
+/** The bytes of a file, a MiB at a time; a file that cannot be read is a usage error naming it. */
+export function* fileChunks(file: string, size = 1 << 20): Generator<Buffer> {
+  const cannotRead = (err: unknown) => new OrgsyncError('USAGE', `cannot read plan file ${file}: ${(err as Error).message}`, { cause: err });
+  let fd: number;
   try {
-    text = readFileSync(file, 'utf8');
+    fd = openSync(file, 'r');
   } catch (err) {
-    throw new OrgsyncError('USAGE', `cannot read plan file ${file}: ${(err as Error).message}`, { cause: err });
+    throw cannotRead(err);
   }
-  return parseSavedPlan(text, file, syncId, key);
+  try {
+    for (;;) {
+      const buf = Buffer.allocUnsafe(size);
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, size, null);
+      } catch (err) {
+        throw cannotRead(err);
+      }
+      if (n === 0) return;
+      yield n === size ? buf : buf.subarray(0, n);
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Checks a saved plan document given as text (`file` names it in messages): shape, sync id, signature. */
 export function parseSavedPlan(text: string, file: string, syncId: string, key: Buffer): SavedPlanFile {
+  return parseSavedPlanChunks([text], file, syncId, key);
+}
+
+/**
+ * Checks a saved plan document given in chunks (of a file, or of the state DB's approvals): parsed as it streams, no
+ * string longer than one change is built; then shape, sync id and signature as parseSavedPlan.
+ */
+export function parseSavedPlanChunks(chunks: Iterable<Uint8Array | string>, file: string, syncId: string, key: Buffer): SavedPlanFile {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseJsonChunks(chunks);
   } catch (err) {
-    throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (not JSON: ${(err as Error).message}): ${SAVE_ONE}`);
+    if (!(err instanceof JsonStreamError)) throw err;
+    throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (not JSON: ${err.message}): ${SAVE_ONE}`);
   }
-  const parsed = savedPlanShape.safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const issue = first ? `${first.path.join('.') || 'document'}: ${first.message}` : 'invalid';
+  const issue = firstIssue(json);
+  if (issue !== undefined) {
     // Another kind of file altogether, or a saved plan of another format version (made by another orgsync).
     if ((json as { kind?: unknown } | null)?.kind !== SAVED_PLAN_KIND) throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (${whatItIs(json, issue)}): ${SAVE_ONE}`);
     throw planRefused(file, `not a saved plan of this orgsync: ${issue}; make a new one with \`orgsync plan --out FILE\``);

@@ -165,6 +165,9 @@ export function forgetPerson(db: Database.Database, target: ForgetTarget, now: n
     const historyEntries = forgetInHistory(db, target, now);
     const runs = scrub(db, 'runs', 'id', ['summary', 'error'], values).size;
     const approvals = scrub(db, 'pending_approvals', 'digest', ['saved_plan', 'context', 'message'], values);
+    // Issue 31: a plan too long for saved_plan is in chunks (whole values each, so a person's value is in one chunk).
+    const chunked = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pending_approval_chunks'").get() !== undefined;
+    if (chunked) for (const d of scrub(db, 'pending_approval_chunks', 'digest', ['chunk'], values)) approvals.add(d);
     // A signed plan that named the person no longer verifies: it cannot be applied any more.
     const withdrawn = db.prepare(`UPDATE pending_approvals SET status = 'superseded' WHERE digest = ? AND status IN ('pending', 'approved') RETURNING digest`).pluck();
     const approvalsWithdrawn: string[] = [];

@@ -23,7 +23,7 @@ export interface OpsHandlers {
   /** /status: a JSON document (the last runs with their summaries). */
   status(): unknown;
   /** /plan (HTML report) and /plan.json: the plan of the latest run, rendered; undefined before the first plan. */
-  plan?(): { html: string; json: unknown } | undefined;
+  plan?(): LatestPlanView | undefined;
   /**
    * Routes served before the read-only ones (issue 22: POST /sync, GET /runs/<id>, GET /records/<selector>/history);
    * undefined: not one of them.
@@ -36,6 +36,13 @@ export interface OpsHandlers {
   /** Where TLS reloads are told. */
   logger?: Logger;
 }
+
+/**
+ * The latest plan as the listener serves it: rendered already (`html`, `json`), or on request (`renderHtml`, and
+ * `jsonChunks`: the text of /plan.json in chunks, as the CLI's `plan --output json` writes it; the JSON of a million
+ * changes is longer than a string can be, so it is never one).
+ */
+export type LatestPlanView = { html: string; json: unknown } | { renderHtml(): string; jsonChunks(): Iterable<string> };
 
 /** A started listener. */
 export interface OpsServer {
@@ -55,6 +62,29 @@ export function parseListen(listen: string): { host: string; port: number } {
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
   res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
   res.end(body);
+}
+
+/**
+ * Sends `chunks` as a 200 response, waiting for the socket to drain between writes (a reader slower than the
+ * rendering holds at most one chunk in memory); stops when the client goes away.
+ */
+async function sendChunks(res: ServerResponse, contentType: string, chunks: Iterable<string>): Promise<void> {
+  res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
+  for (const chunk of chunks) {
+    if (res.destroyed) return;
+    if (!res.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+      });
+    }
+  }
+  res.end();
 }
 
 function json(res: ServerResponse, status: number, value: unknown): void {
@@ -111,8 +141,9 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
         const latest = handlers.plan?.();
         if (!latest) return json(res, 404, { error: { code: 'no_plan', message: 'no run has planned yet; try again after the first run' } });
         // The report is a self-contained page; its CSP forbids every fetch, so it stays offline in a browser too.
-        if (path === '/plan') return send(res, 200, 'text/html; charset=utf-8', latest.html);
-        return json(res, 200, latest.json);
+        if (path === '/plan') return send(res, 200, 'text/html; charset=utf-8', 'html' in latest ? latest.html : latest.renderHtml());
+        if ('json' in latest) return json(res, 200, latest.json);
+        return sendChunks(res, 'application/json; charset=utf-8', req.method === 'HEAD' ? [] : latest.jsonChunks());
       }
       default:
         return json(res, 404, { error: { code: 'not_found', message: `no route ${path}; try /metrics, /healthz, /readyz, /status, /plan or /plan.json` } });

@@ -15,12 +15,22 @@ export const PRIVATE_DIR_MODE = 0o700;
  * narrowed to 0600 before the data goes in.
  */
 export function writePrivateFile(path: string, data: string | Uint8Array): void {
+  writePrivateFileChunks(path, [data]);
+}
+
+/**
+ * Writes `chunks` one after the other to `path` as a private file (as writePrivateFile): for documents longer than a
+ * string can be (a saved plan of a million changes), written as they are made.
+ */
+export function writePrivateFileChunks(path: string, chunks: Iterable<string | Uint8Array>): void {
   const fd = openSync(path, 'w', PRIVATE_FILE_MODE);
   try {
     if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE);
-    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
-    let at = 0;
-    while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
+    for (const data of chunks) {
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      let at = 0;
+      while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
+    }
   } finally {
     closeSync(fd);
   }

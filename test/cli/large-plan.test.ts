@@ -3,10 +3,11 @@
  * tenant used to end `plan` with "Maximum call stack size exceeded" from about 120,000 changes on (the text table
  * spread every change into Math.max). Here the built CLI (node dist/cli.js, as a user runs it) plans it as text, JSON
  * and HTML and dry-runs the sync against the emulator: the reports list a bounded number of rows per list and say how
- * many more there are, the JSON lists every change. The million-member run is `npm run bench:commands`.
+ * many more there are, the JSON lists every change. `plan --out` saves the plan signed and `apply` reads, checks and
+ * starts applying it. The million-member run is `npm run bench:commands`.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvSourceConfig, writeOrgCsv } from '../../bench/lib/synthetic-org.js';
@@ -22,15 +23,20 @@ let emulator: TestEmulator;
 let dir: string;
 let config: string;
 
-/** Runs `node dist/cli.js ...args` with stdout into a file (a JSON plan of 130,000 changes is 150 MB). */
-async function run(name: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * Runs `node dist/cli.js ...args` with stdout into a file (a JSON plan of 130,000 changes is 150 MB); `meanwhile`
+ * runs while it does (given the child, to signal it).
+ */
+async function run(name: string, args: string[], meanwhile?: (child: ChildProcess) => Promise<void>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const outFile = join(dir, `${name}.out`);
   const fd = openSync(outFile, 'w');
   let stderr = '';
   try {
     const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', fd, 'pipe'] });
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await meanwhile?.(child);
+    const code = await exited;
     return { code, stdout: readFileSync(outFile, 'utf8'), stderr };
   } finally {
     closeSync(fd);
@@ -70,7 +76,7 @@ describe(`plan and sync --dry-run of ${fmt(MEMBERS)} members into an empty tenan
   let json: PlanJson;
 
   it('--output json lists every change, one document, and accounts for every source record', async () => {
-    const r = await run('json', 'plan', '--config', config, '--output', 'json');
+    const r = await run('json', ['plan', '--config', config, '--output', 'json']);
     expect(r.code, r.stderr).toBe(0);
     json = JSON.parse(r.stdout) as PlanJson;
     expect(json.changes).toHaveLength(json.summary.total);
@@ -88,7 +94,7 @@ describe(`plan and sync --dry-run of ${fmt(MEMBERS)} members into an empty tenan
   }, 180_000);
 
   it('text lists at most 50 rows per table, says how many more, and where the rest are', async () => {
-    const r = await run('text', 'plan', '--config', config);
+    const r = await run('text', ['plan', '--config', config]);
     expect(r.code, r.stderr).toBe(0);
     const createCount = json.summary.members.create!;
     const updateCount = json.summary.members.update!;
@@ -105,7 +111,7 @@ describe(`plan and sync --dry-run of ${fmt(MEMBERS)} members into an empty tenan
   }, 180_000);
 
   it('--output html lists at most 200 rows per table and says how many more', async () => {
-    const r = await run('html', 'plan', '--config', config, '--output', 'html');
+    const r = await run('html', ['plan', '--config', config, '--output', 'html']);
     expect(r.code, r.stderr).toBe(0);
     const createCount = json.summary.members.create!;
     expect(r.stdout).toContain(`<h2 id="member-creates-h">Member creates (${createCount})</h2>`);
@@ -116,10 +122,43 @@ describe(`plan and sync --dry-run of ${fmt(MEMBERS)} members into an empty tenan
 
   it('sync --dry-run goes through every change without writing', async () => {
     const before = await writes();
-    const r = await run('dry', 'sync', '--config', config, '--dry-run');
+    const r = await run('dry', ['sync', '--config', config, '--dry-run']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`dry run: ${json.summary.total} changes would be applied (nothing written)`);
     expect(r.stdout).toContain(`  members: ${fmt(MEMBERS)} records: ${fmt(json.summary.members.create!)} to create, 0 to update, 0 unchanged,`);
     expect(await writes()).toBe(before);
   }, 180_000);
+
+  it('plan --out saves every change signed (0600); apply of the file checks it and starts writing exactly it', async () => {
+    const file = join(dir, 'saved-plan.json');
+    const planned = await run('out', ['plan', '--config', config, '--out', file]);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stderr).toContain(`orgsync: plan written to ${file}\n`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { kind: string; integrity: string; counts: { members: { create: number } }; plan: { changes: { id: string }[] } };
+    expect(saved.kind).toBe('orgsync-saved-plan');
+    expect(saved.integrity).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(saved.counts.members.create).toBe(json.summary.members.create);
+    expect(saved.plan.changes.map((c) => c.id)).toEqual(json.changes.map((c) => c.id));
+
+    const before = await writes();
+    const applied = await run('apply', ['apply', file, '--config', config], async (child) => {
+      // Applying 130,000 changes at the platform's 100 requests per second takes over 20 minutes: the test stops the
+      // apply (SIGTERM, as a user's Ctrl-C) once its first writes reached the platform.
+      while (child.exitCode === null && (await writes()) < before + 20) await new Promise((r) => setTimeout(r, 200));
+      child.kill('SIGTERM');
+    });
+    expect(applied.code, applied.stderr).toBe(143);
+    const written = (await writes()) - before;
+    expect(written).toBeGreaterThanOrEqual(20);
+    expect(written).toBeLessThan(json.summary.total);
+    expect(applied.stdout).toMatch(/^sync large: stopped before the end \(exit 1\) in \d+\.\d s\n/);
+    expect(applied.stdout).toContain('\nerror: stopped by a shutdown signal: writes in flight finished, nothing new was started\n');
+    // Its table of applied changes accounts for every write the platform received.
+    const rows = applied.stdout.split('\n').filter((l) => /^(positions|departments|members) /.test(l));
+    expect(rows).toHaveLength(3);
+    let listed = 0;
+    for (const row of rows) for (const n of row.trim().split(/\s+/).slice(1)) listed += Number(n);
+    expect(listed).toBe(written);
+  }, 300_000);
 });

@@ -5,13 +5,13 @@ import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { approvalJson } from '../../daemon/approvals.js';
 import { stateDbOptionsFrom, type StateDbSettings } from '../../daemon/pipeline/options.js';
-import { parseSavedPlan } from '../../daemon/saved-plan.js';
+import { parseSavedPlanChunks } from '../../daemon/saved-plan.js';
 import { ApprovalStore, type ApprovalRecord } from '../../mirror/approvals.js';
 import { openStateDb } from '../../mirror/db.js';
 import { explainStateDbError } from '../../mirror/db-faults.js';
 import { MirrorLease } from '../../mirror/lease.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
-import { planToJson, renderPlanText } from '../../planner/render.js';
+import { planJsonChunks, planTextLines, writeLines } from '../../planner/render.js';
 import { renderPlanHtml, type PlanReportContext } from '../../planner/report/index.js';
 import { steadyWallClock, systemClock } from '../../shared/clock.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
@@ -40,17 +40,38 @@ function listText(config: Config, list: readonly ApprovalRecord[]): string {
   return list.map((a) => `${a.digest}  ${a.status.padEnd(10)}  ${a.guard.padEnd(16)}  ${a.createdAt}  ${a.status === 'used' ? `used by run ${a.usedByRun ?? '?'} at ${a.usedAt ?? '?'}` : a.message}\n`).join('');
 }
 
-/** `approvals show`'s document: the saved plan as text, JSON or the HTML report. */
-function showApproval(config: Config, digest: string, output: 'text' | 'json' | 'html'): string {
-  return withStore(config, (store, db) => {
+/**
+ * `approvals show`'s document: the saved plan as text, JSON or the HTML report, handed to `write` in chunks (the JSON
+ * of a million changes is longer than a string can be).
+ */
+function showApproval(config: Config, digest: string, output: 'text' | 'json' | 'html', write: (chunk: string) => void): void {
+  withStore(config, (store, db) => {
     const a = find(store, digest);
-    const saved = parseSavedPlan(a.savedPlan, `approval ${a.digest}`, config.sync.id, new TrustStateStore(db, config.sync.id).planSigningKey());
-    const context = JSON.parse(a.context) as PlanReportContext;
+    const saved = parseSavedPlanChunks(a.savedPlan(), `approval ${a.digest}`, config.sync.id, new TrustStateStore(db, config.sync.id).planSigningKey());
+    const context = JSON.parse(a.context()) as PlanReportContext;
     const extras = { quarantine: context.quarantine ?? [] };
-    if (output === 'html') return renderPlanHtml(saved.plan, { ...context, approval: { digest: a.digest, status: a.status } });
-    if (output === 'json') return `${JSON.stringify({ ...approvalJson(a), inputs: saved.inputs, plan: planToJson(saved.plan, extras) }, null, 2)}\n`;
-    return `Approval ${a.digest} (${a.status}), refused by ${a.guard} at ${a.createdAt}${a.usedByRun ? `, used by run ${a.usedByRun}` : ''}\n\n${renderPlanText(saved.plan, extras)}`;
+    if (output === 'html') return write(renderPlanHtml(saved.plan, { ...context, approval: { digest: a.digest, status: a.status } }));
+    if (output === 'json') return writeApprovalJson({ ...approvalJson(a), inputs: saved.inputs }, planJsonChunks(saved.plan, extras), write);
+    write(`Approval ${a.digest} (${a.status}), refused by ${a.guard} at ${a.createdAt}${a.usedByRun ? `, used by run ${a.usedByRun}` : ''}\n\n`);
+    writeLines(planTextLines(saved.plan, extras), write);
   });
+}
+
+/**
+ * `JSON.stringify({...head, plan}, null, 2)` and a newline, with the plan's document given as its own chunks (each
+ * ending in whole lines): the plan is nested one level deeper, so every line of it is indented by two more spaces.
+ */
+function writeApprovalJson(head: Record<string, unknown>, plan: Iterable<string>, write: (chunk: string) => void): void {
+  const frame = JSON.stringify({ ...head, plan: null }, null, 2);
+  const marker = '\n  "plan": null\n}';
+  write(`${frame.slice(0, frame.length - marker.length)}\n  "plan": `);
+  let pending = '';
+  for (const chunk of plan) {
+    if (pending !== '') write(pending.replace(/\n/g, '\n  '));
+    pending = chunk;
+  }
+  // The plan document ends in a newline of its own: that one closes the outer object instead.
+  write(`${pending.slice(0, -1).replace(/\n/g, '\n  ')}\n}\n`);
 }
 
 /** Who approves: the user's name, or the command alone (a container without a passwd entry has no user name). */
@@ -116,8 +137,12 @@ function registerList(approvals: Command, ctx: CliContext, setResult: (p: Promis
       setResult(
         (async () => {
           const config = loadConfig(opts.config, ctx.env);
-          const list = withStore(config, (store) => store.list());
-          ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify({ sync_id: config.sync.id, approvals: list.map(approvalJson) }, null, 2)}\n` : listText(config, list));
+          // Inside withStore: each approval's counts are read from its stored plan.
+          const out = withStore(config, (store) => {
+            const list = store.list();
+            return opts.output === 'json' ? `${JSON.stringify({ sync_id: config.sync.id, approvals: list.map(approvalJson) }, null, 2)}\n` : listText(config, list);
+          });
+          ctx.stdout.write(out);
           return EXIT.OK;
         })(),
       );
@@ -136,7 +161,7 @@ function registerShow(approvals: Command, ctx: CliContext, setResult: (p: Promis
     .action((digest: string, opts: { config: string; output: 'text' | 'json' | 'html' }) => {
       setResult(
         (async () => {
-          ctx.stdout.write(showApproval(loadConfig(opts.config, ctx.env), digest, opts.output));
+          showApproval(loadConfig(opts.config, ctx.env), digest, opts.output, (chunk) => ctx.stdout.write(chunk));
           return EXIT.OK;
         })(),
       );

@@ -12,7 +12,7 @@ import { runDaemon, runOutcomeOf, type RunSync } from '../../daemon/daemon.js';
 import { daemonOptionsFrom } from '../../daemon/pipeline/options.js';
 import { CronScheduler, type Scheduler } from '../../daemon/schedule.js';
 import { historyJson, historyKeysFor, RecordHistory } from '../../mirror/record-history.js';
-import { planToJson } from '../../planner/render.js';
+import { planJsonChunks } from '../../planner/render.js';
 import { renderPlanHtml } from '../../planner/report/index.js';
 import type { Clock } from '../../shared/clock.js';
 import { OrgsyncError } from '../../shared/errors.js';
@@ -57,7 +57,8 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
         if (!latest) return undefined;
         const waiting = latest.plan.refusal ? env.approvals.open()[0] : undefined;
         const context = waiting ? { ...latest.context, approval: { digest: waiting.digest, status: waiting.status } } : latest.context;
-        return { html: renderPlanHtml(latest.plan, context), json: planToJson(latest.plan, { quarantine: latest.context.quarantine ?? [] }) };
+        // Rendered per request, the JSON in chunks (issue 31: a million changes are more JSON than one string holds).
+        return { renderHtml: () => renderPlanHtml(latest.plan, context), jsonChunks: () => planJsonChunks(latest.plan, { quarantine: latest.context.quarantine ?? [] }) };
       },
       pendingApprovals: () => env.approvals.open().map(approvalJson),
       ...(tokenFile ? { triggerToken: () => readTriggerToken(tokenFile, env.logger) } : {}),
