@@ -20,6 +20,7 @@ import { createRunApprovals } from '../src/daemon/approvals.js';
 import { readSavedPlan } from '../src/daemon/saved-plan.js';
 import type { DesiredState } from '../src/domain/index.js';
 import { ApprovalStore } from '../src/mirror/approvals.js';
+import { stateConfigSchema } from '../src/config/platform.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { Mirror } from '../src/mirror/mirror.js';
 import { OwnershipStore } from '../src/mirror/ownership.js';
@@ -72,7 +73,7 @@ async function writeCount(url: string): Promise<number> {
  * process: it is setup, not measured); returns its digest.
  */
 function storeAsApproval(dir: string, file: string): string {
-  const db = openStateDb(join(dir, 'state.db'));
+  const db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: stateConfigSchema.parse({}).busy_timeout });
   try {
     const trust = new TrustStateStore(db, SYNC_ID);
     const { plan } = readSavedPlan(file, SYNC_ID, trust.planSigningKey());

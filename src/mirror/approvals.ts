@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { APPROVALS_SQL } from './migrations/023-approvals.js';
-import { APPROVAL_CHUNKS_SQL } from './migrations/024-approval-plan-chunks.js';
+import { APPROVAL_CHUNKS_SQL } from './migrations/065-approval-plan-chunks.js';
 
 /**
  * The longest saved plan kept in pending_approvals.saved_plan (characters); a longer one goes into

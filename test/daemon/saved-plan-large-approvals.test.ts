@@ -6,6 +6,7 @@
  * person from the chunks and withdraws the approval. Small plans stay inline, as before.
  */
 import { join } from 'node:path';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { writeFileSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -54,7 +55,7 @@ const chunkRows = (digest: string) => db.prepare('SELECT chunk FROM pending_appr
 
 beforeEach(() => {
   dir = tempDir('orgsync-approvals-large-');
-  db = openStateDb(join(dir, 'state.db'));
+  db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
   config = join(dir, 'orgsync.yaml');
   writeFileSync(
     config,
@@ -103,7 +104,7 @@ describe(`an approval of ${MEMBERS.toLocaleString('en-US')} changes, stored in c
     const approved = await cli('approvals', 'approve', digest, '--config', config);
     expect([approved.code, approved.stdout]).toEqual([0, `Approved ${digest} (delete_threshold): the next run applies exactly this plan if the platform and the sources still match what it was made from.\n`]);
 
-    db = openStateDb(join(dir, 'state.db'));
+    db = openStateDb(join(dir, 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     const next = createRunApprovals(parts()).onRefusal(refused(plan, 'run-2'));
     expect(next.kind).toBe('apply');
     if (next.kind !== 'apply') return;

@@ -13,10 +13,10 @@ import { migration015 } from '../trust-state.js';
 import { migration020, migration022 } from '../lease.js';
 import { migration021 } from '../runs.js';
 import { migration023 } from './023-approvals.js';
-import { migration024 } from './024-approval-plan-chunks.js';
 import { migration030 } from './030-record-history.js';
 import { migration040 } from '../phone-cache.js';
 import { migration060 } from '../forget.js';
+import { migration065 } from './065-approval-plan-chunks.js';
 import { migration070 } from '../source-snapshot.js';
 
 export type { Migration } from './types.js';
@@ -32,10 +32,10 @@ export const migrations: readonly Migration[] = [
   migration021,
   migration022,
   migration023,
-  migration024,
   migration030,
   migration040,
   migration050,
   migration060,
+  migration065,
   migration070,
 ];

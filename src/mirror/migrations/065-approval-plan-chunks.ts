@@ -16,5 +16,5 @@ CREATE TABLE IF NOT EXISTS pending_approval_chunks (
 ) STRICT;
 `;
 
-/** Migration 024 (a DB already past it gets the table from ApprovalStore: the statement is idempotent). */
-export const migration024: Migration = { version: 24, name: 'approval-plan-chunks', sql: APPROVAL_CHUNKS_SQL };
+/** Migration 065: numbered after every migration of earlier releases, so a state DB of any of them gets it. */
+export const migration065: Migration = { version: 65, name: 'approval-plan-chunks', sql: APPROVAL_CHUNKS_SQL };
