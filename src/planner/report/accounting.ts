@@ -72,7 +72,7 @@ function nextCreate(changes: readonly Change[], entity: EntityKind, from: number
 }
 
 /**
- * True when the creates of `entity` come in the order of its records, one for each of some of them (an import's
+ * True when the creates of `entity` come in the order of its records, one for each of some of them (an initial load's
  * member creates): each record's create is then found by walking both lists, with no map entry per create.
  */
 function createsInOrder(changes: readonly Change[], entity: EntityKind, records: readonly { source_id: string }[]): boolean {
