@@ -54,7 +54,7 @@ async function readEmployees(config: BambooDeltaConfig, deps: DeltaDeps, ids: re
     throwIfAborted(deps.ctx.signal);
     const batch = ids.slice(from, from + config.batch_size).map((id) => (/^\d+$/.test(id) ? Number(id) : id));
     const body = { ...(cfg.body ?? {}), filters: { employeeIds: batch } };
-    const answer = await reader.getText(new URL(cfg.url!), { method: cfg.method ?? 'POST', body });
+    const answer = await reader.getText(new URL(cfg.url!), { method: cfg.method, body });
     const where = redactUrl(answer.url);
     const items = itemsOf(source.name, 'members', cfg.items_path, parseJson(source.name, 'members', answer.text, where, false), where);
     items.forEach((item, i) => out.put.set(recordKey(deps, config.key, item, `${where}#$.${cfg.items_path}[${i}]`), item));

@@ -167,7 +167,7 @@ export async function* walkPages(o: WalkOptions): AsyncGenerator<Page> {
     const requested = url.toString();
     if (seenUrls.has(requested)) throw sourceUnreadable(source, `${entity}: the pagination returned ${redactUrl(url)} twice`);
     seenUrls.add(requested);
-    const { text, url: answered, date } = await reader.getText(url, { method: cfg.method ?? 'GET', body: cfg.body });
+    const { text, url: answered, date } = await reader.getText(url, { method: cfg.method, body: cfg.body });
     const where = redactUrl(answered);
     const body = parseJson(source, entity, text, where, false);
     const fail = (detail: string): never => {
