@@ -132,6 +132,21 @@ describe('Microsoft Graph by delta', () => {
     });
   }
 
+  it('a Graph without /users/delta (404) is still read, in full, every run: the reason is said, nothing is lost', async () => {
+    graph.dropDelta();
+    const first = await syncJson(file, ENV);
+    expect([first.code, first.stderr]).toEqual([0, '']);
+    expect(first.doc.source_reads).toEqual([{ source: 'entra', mode: 'full', reason: 'first read', records_read: 10 }]);
+    expect(await platformView()).toEqual(worldView());
+    graph.update('u0002', { jobTitle: 'Manager' });
+    const next = await syncJson(file, ENV);
+    expect([next.code, next.stderr]).toEqual([0, '']);
+    expect(next.doc.source_reads).toEqual([
+      { source: 'entra', mode: 'full', reason: expect.stringMatching(/^fell back to a full read: no delta watermark \(members: GET .*\/v1\.0\/users\/delta.* answered HTTP 404 Request_ResourceNotFound\)$/), records_read: 10 },
+    ]);
+    expect(await platformView()).toEqual(worldView());
+  });
+
   it('a changed config or mapping forces a full read; full_read_interval and --full-read do too', async () => {
     expect((await syncJson(file, ENV)).code).toBe(0);
     writeFileSync(file, readFileSync(file, 'utf8').replace('    auth:', '    phone_region: US\n    auth:'));

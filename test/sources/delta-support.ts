@@ -87,6 +87,8 @@ export interface GraphDouble {
   users: Map<string, GraphUser>;
   /** Tokens the double no longer knows, and how it says so. */
   forget(how: '410' | 'syncStateNotFound'): void;
+  /** From now on /users/delta answers 404, as a gateway that does not pass it on. */
+  dropDelta(): void;
   add(user: GraphUser): void;
   update(id: string, props: Record<string, unknown>): void;
   remove(id: string): void;
@@ -101,6 +103,7 @@ export async function startGraph(initial: GraphUser[], pageSize = 3): Promise<Gr
   const log: GraphChange[] = [];
   let version = 1;
   let forgotten: { below: number; how: '410' | 'syncStateNotFound' } | undefined;
+  let deltaDropped = false;
   const select = (u: GraphUser, q: URLSearchParams): Record<string, unknown> => {
     const sel = q.get('$select');
     if (sel === null) return u;
@@ -133,7 +136,7 @@ export async function startGraph(initial: GraphUser[], pageSize = 3): Promise<Gr
       const next = from + pageSize < all.length ? { '@odata.nextLink': link('/v1.0/users', { ...Object.fromEntries(q), $skiptoken: String(from + pageSize) }) } : {};
       return json(res, 200, { ...(from === 0 ? { '@odata.count': all.length } : {}), value: all.slice(from, from + pageSize).map((u) => select(u, q)), ...next });
     }
-    if (req.path !== '/v1.0/users/delta') return json(res, 404, { error: { code: 'Request_ResourceNotFound', message: 'not found' } });
+    if (req.path !== '/v1.0/users/delta' || deltaDropped) return json(res, 404, { error: { code: 'Request_ResourceNotFound', message: 'not found' } });
     const token = q.get('$deltatoken');
     if (token === 'latest') return json(res, 200, { value: [], '@odata.deltaLink': link('/v1.0/users/delta', { $select: q.get('$select') ?? '', $deltatoken: String(version) }) });
     // A delta session: `$deltatoken=<version>` starts it, `$skiptoken=<version>-<offset>` continues it.
@@ -160,6 +163,9 @@ export async function startGraph(initial: GraphUser[], pageSize = 3): Promise<Gr
     users,
     forget(how) {
       forgotten = { below: version + 1, how };
+    },
+    dropDelta() {
+      deltaDropped = true;
     },
     add(user) {
       version += 1;

@@ -6,11 +6,14 @@
  *   bamboohr-delta.ts), and the members are the snapshot's records with those applied: removed ones left out,
  *   changed ones merged (Graph sends only the changed properties) or replaced (BambooHR's report sends them whole),
  *   new ones added. Mapped the same way as a full read, so guards and the planner see the whole directory.
- * A delta the source no longer answers (an expired token, 410, syncStateNotFound) falls back to a full read.
+ * A delta the source no longer answers (an expired token, 410, syncStateNotFound) falls back to a full read. So does
+ * a delta endpoint that fails outright (a gateway without /users/delta, a permission the key lacks): the members are
+ * still read, in full, with a warning naming the endpoint; a missing delta never costs the run its source.
  */
 import type { HrisDeltaConfig } from '../../config/sources.js';
 import { jsonLookup, type Lookup } from '../../desired/index.js';
 import type { DeltaReadContext } from '../delta/types.js';
+import { isOrgsyncError } from '../../shared/errors.js';
 import { bamboohrDelta } from './bamboohr-delta.js';
 import { mergeChange, recordKey, type DeltaChanges, type DeltaDeps, type DeltaProtocol } from './delta-records.js';
 import { graphDelta } from './graph-delta.js';
@@ -30,16 +33,47 @@ function protocolOf(delta: HrisDeltaConfig, deps: DeltaDeps): DeltaProtocol {
 export async function readMembersByDelta(delta: DeltaReadContext, config: HrisDeltaConfig, deps: DeltaDeps, add: (l: Lookup, where: string) => void): Promise<void> {
   const protocol = protocolOf(config, deps);
   if (delta.mode === 'delta' && delta.watermark !== undefined) {
-    const changes = await protocol.changes(delta.watermark);
+    const changes = delta.watermark.startsWith(NO_WATERMARK) ? { fallback: `no delta watermark (${delta.watermark.slice(NO_WATERMARK.length)})` } : await deltaOrFallback(protocol, delta.watermark, deps);
     if (!('fallback' in changes)) return applyChanges(delta, changes, add);
     delta.writer.fellBackToFull(changes.fallback);
   }
   await fullRead(delta, config, protocol, deps, add);
 }
 
+/** The watermark saved when the source gave none: the next run reads in full again and says why. */
+const NO_WATERMARK = 'none: ';
+
+/** A failure of the delta endpoint only (not a stop): its message, as the reason a full read runs instead. */
+function deltaFailure(err: unknown, deps: DeltaDeps): string {
+  if (!isOrgsyncError(err) || deps.ctx.signal?.aborted) throw err;
+  return err.message.replace(`source "${deps.source.name}": `, '');
+}
+
+/** The changes since `watermark`, or the reason to read in full: an expired token, or a delta endpoint that failed. */
+async function deltaOrFallback(protocol: DeltaProtocol, watermark: string, deps: DeltaDeps): Promise<DeltaChanges | { fallback: string }> {
+  try {
+    return await protocol.changes(watermark);
+  } catch (err) {
+    const reason = deltaFailure(err, deps);
+    deps.ctx.logger.warn({ reason }, 'the delta endpoint failed: reading the members in full (set members.delta: false to stop asking it)');
+    return { fallback: `the delta failed: ${reason}` };
+  }
+}
+
+/** The watermark before a full read, or a "none" marker with the reason when the delta endpoint cannot give one. */
+async function watermarkBefore(protocol: DeltaProtocol, deps: DeltaDeps): Promise<string | undefined> {
+  try {
+    return await protocol.watermarkBeforeFull();
+  } catch (err) {
+    const reason = deltaFailure(err, deps);
+    deps.ctx.logger.warn({ reason }, 'the delta endpoint gave no watermark: the members are read in full, and again next run (set members.delta: false to stop asking it)');
+    return `${NO_WATERMARK}${reason}`;
+  }
+}
+
 /** A full read: the watermark, then every page of members.url into the snapshot and the mapping. */
 async function fullRead(delta: DeltaReadContext, config: HrisDeltaConfig, protocol: DeltaProtocol, deps: DeltaDeps, add: (l: Lookup, where: string) => void): Promise<void> {
-  const before = await protocol.watermarkBeforeFull();
+  const before = await watermarkBefore(protocol, deps);
   let firstDate: string | undefined;
   let first = true;
   const { source, cfg, reader, ctx } = deps;
