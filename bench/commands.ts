@@ -9,13 +9,14 @@
  * and starting to apply the whole file is measured; writing a million members (hours at the platform's limits) is not.
  * One JSON line per command: {command, exit, seconds, peak_rss_mb, target_mb, ok, stdout_bytes}. Slow: minutes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { csvSourceConfig, memberId, writeOrgCsv } from './lib/synthetic-org.js';
 import { emulatorRequests, serveEmulatorChild, startEmulatorChild, stopEmulatorChild } from './lib/emulator-child.js';
+import { runMeasuredCli } from './lib/cli-process.js';
 import { createRunApprovals } from '../src/daemon/approvals.js';
 import { readSavedPlan } from '../src/daemon/saved-plan.js';
 import type { DesiredState } from '../src/domain/index.js';
@@ -33,32 +34,13 @@ const POSITIONS = Number(process.env.BENCH_POSITIONS ?? 500);
 const TARGET_MB = 512;
 const APPLY_WRITES = Number(process.env.BENCH_APPLY_WRITES ?? 200);
 const SYNC_ID = 'bench-commands';
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-/** Written into every measured process: at exit it records its peak RSS (KB, from getrusage) in ORGSYNC_BENCH_RSS_FILE. */
-const PROBE = "process.on('exit', () => require('node:fs').writeFileSync(process.env.ORGSYNC_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)))";
-
 /**
- * Runs `orgsync ...args` in `dir`, stdout into a file; returns exit code, wall seconds, peak RSS and output size.
+ * Runs `orgsync ...args` in `dir` (bench/lib/cli-process.ts) as one JSON record against the target.
  * `meanwhile` runs while it does (given the process, to stop it); `okExit` is the exit code of a good run.
  */
 async function measure(dir: string, name: string, args: readonly string[], meanwhile?: (child: ChildProcess) => Promise<void>, okExit = 0): Promise<Record<string, unknown>> {
-  const rssFile = join(dir, `${name}.rss`);
-  const outFile = join(dir, `${name}.out`);
-  const fd = openSync(outFile, 'w');
-  const started = process.hrtime.bigint();
-  let stderr = '';
-  const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, ['--require', join(dir, 'probe.cjs'), CLI, ...args], { cwd: dir, env: { ...process.env, ORGSYNC_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', fd, 'pipe'] });
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-    child.once('exit', resolve);
-    void meanwhile?.(child);
-  });
-  closeSync(fd);
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const peakMb = Math.round(Number(readFileSync(rssFile, 'utf8')) / 1024);
-  const stdoutBytes = statSync(outFile).size;
-  rmSync(outFile, { force: true });
-  return { command: `orgsync ${args.join(' ').replaceAll(dir, '.')}`, exit: code, seconds: Math.round(seconds * 10) / 10, peak_rss_mb: peakMb, target_mb: TARGET_MB, ok: code === okExit && peakMb < TARGET_MB, stdout_bytes: stdoutBytes, ...(code === okExit ? {} : { stderr: stderr.trim() }) };
+  const r = await runMeasuredCli(dir, name, args, meanwhile);
+  return { command: `orgsync ${args.join(' ').replaceAll(dir, '.')}`, exit: r.exit, seconds: r.seconds, peak_rss_mb: r.peakMb, target_mb: TARGET_MB, ok: r.exit === okExit && r.peakMb < TARGET_MB, stdout_bytes: r.stdoutBytes, ...(r.exit === okExit ? {} : { stderr: r.stderr }) };
 }
 
 /** Write requests the emulator answered. */
@@ -91,7 +73,6 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'orgsync-bench-commands-'));
   try {
     await writeOrgCsv(dir, { members: MEMBERS, departments: DEPARTMENTS, positions: POSITIONS, seed: 31 });
-    writeFileSync(join(dir, 'probe.cjs'), `${PROBE};\n`);
     const config = join(dir, 'orgsync.yaml');
     writeFileSync(config, JSON.stringify({ platform: { base_url: url, api_key: KEY }, state: { path: './state.db' }, sync: { id: SYNC_ID }, sources: [csvSourceConfig()], log: { level: 'warn' } }));
     console.log(JSON.stringify({ bench: 'commands', members: MEMBERS, departments: DEPARTMENTS, positions: POSITIONS }));

@@ -12,44 +12,19 @@
  * 100/s would. Peak RSS is the CLI process's own getrusage maxRSS, recorded at exit by a `--require`d probe.
  * BENCH_ONLY=plan or BENCH_ONLY=sync runs one phase. One JSON line per phase; run it under `uptime`.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { csvSourceConfig, writeOrgCsv } from './lib/synthetic-org.js';
 import { serveEmulatorChild, startEmulatorChild, stopEmulatorChild } from './lib/emulator-child.js';
+import { runMeasuredCli } from './lib/cli-process.js';
 
 const KEY = 'ek_benchmem_4f8a2c9e71b3d6054e2a';
 const PLAN_MEMBERS = Number(process.env.BENCH_PLAN_MEMBERS ?? 1_000_000);
 const SYNC_MEMBERS = Number(process.env.BENCH_SYNC_MEMBERS ?? 100_000);
 const DEPARTMENTS = Number(process.env.BENCH_DEPARTMENTS ?? 5_000);
 const POSITIONS = Number(process.env.BENCH_POSITIONS ?? 500);
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-/** Written into every measured process: at exit it records its peak RSS (KB, from getrusage) in ORGSYNC_BENCH_RSS_FILE. */
-const PROBE = "process.on('exit', () => require('node:fs').writeFileSync(process.env.ORGSYNC_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)))";
-
-/** Runs `orgsync ...args` in `dir` (stdout into a file); returns exit code, wall seconds, peak RSS (MB) and output size. */
-async function runCli(dir: string, name: string, args: readonly string[]): Promise<{ exit: number | null; seconds: number; peakMb: number; stdoutBytes: number; stderr: string }> {
-  const rssFile = join(dir, `${name}.rss`);
-  const outFile = join(dir, `${name}.out`);
-  writeFileSync(join(dir, 'probe.cjs'), `${PROBE};\n`);
-  const fd = openSync(outFile, 'w');
-  const started = process.hrtime.bigint();
-  let stderr = '';
-  const exit = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, ['--require', join(dir, 'probe.cjs'), CLI, ...args], { cwd: dir, env: { ...process.env, ORGSYNC_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', fd, 'pipe'] });
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-    child.once('exit', resolve);
-  });
-  closeSync(fd);
-  const seconds = Math.round(Number(process.hrtime.bigint() - started) / 1e8) / 10;
-  const peakMb = Math.round(Number(readFileSync(rssFile, 'utf8')) / 1024);
-  const stdoutBytes = statSync(outFile).size;
-  rmSync(outFile, { force: true });
-  return { exit, seconds, peakMb, stdoutBytes, stderr: stderr.trim() };
-}
-
 /** Writes the org's CSV files and a config on `url` into a fresh folder; returns the folder and the config's path. */
 async function prepare(url: string, members: number, label: string): Promise<{ dir: string; config: string }> {
   const dir = mkdtempSync(join(tmpdir(), `orgsync-bench-memory-${label}-`));
@@ -65,7 +40,7 @@ async function phase(name: string, members: number, command: string[], targetMb:
   const { child, url } = await startEmulatorChild(fileURLToPath(import.meta.url));
   const { dir, config } = await prepare(url, members, name);
   try {
-    const r = await runCli(dir, name, [...command, '--config', config]);
+    const r = await runMeasuredCli(dir, name, [...command, '--config', config]);
     const ok = r.exit === 0 && r.peakMb < targetMb;
     const line = { phase: name, command: `orgsync ${command.join(' ')}`, members, departments: DEPARTMENTS, positions: POSITIONS, exit: r.exit, seconds: r.seconds, peak_rss_mb: r.peakMb, target_mb: targetMb, ok, stdout_bytes: r.stdoutBytes };
     console.log(JSON.stringify(r.exit === 0 ? line : { ...line, stderr: r.stderr }));
