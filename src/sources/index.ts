@@ -13,14 +13,8 @@ import { systemClock, type Clock } from '../shared/clock.js';
 import { isOrgsyncError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { sourceUnreadable, type SourceReadContext } from './context.js';
-import { readCsvSource } from './csv/read-csv.js';
-import { readHrisJsonSource } from './hris-json/read-hris.js';
-import { readLdapSource } from './ldap/read-ldap.js';
 import type { DeltaProvider, SourceReadReport } from './delta/session.js';
 
-export { readCsvSource } from './csv/read-csv.js';
-export { readHrisJsonSource } from './hris-json/read-hris.js';
-export { readLdapSource } from './ldap/read-ldap.js';
 export type { SourceReadContext } from './context.js';
 export { DeltaSession, deltaCapable, type DeltaProvider, type SnapshotStorePort, type SourceReadReport, type SourceReads } from './delta/session.js';
 
@@ -36,16 +30,20 @@ export interface ReadSourcesOptions {
   delta?: DeltaProvider;
 }
 
-/** Reads one source into its batch (not yet merged or cross-validated). */
+/**
+ * Reads one source into its batch (not yet merged or cross-validated). Each connector is loaded when a source of its
+ * type is read (issue 31): a CSV run never loads the LDAP client or the OAuth and JWT libraries, whose code and
+ * tables cost every process tens of megabytes.
+ */
 export async function readSource(source: SourceConfig, ctx: SourceReadContext): Promise<SourceBatch> {
   try {
     switch (source.type) {
       case 'csv':
-        return await readCsvSource(source, ctx);
+        return await (await import('./csv/read-csv.js')).readCsvSource(source, ctx);
       case 'hris-json':
-        return await readHrisJsonSource(source, ctx);
+        return await (await import('./hris-json/read-hris.js')).readHrisJsonSource(source, ctx);
       case 'ldap':
-        return await readLdapSource(source, ctx);
+        return await (await import('./ldap/read-ldap.js')).readLdapSource(source, ctx);
     }
   } catch (err) {
     // A stopped run surfaces as the abort itself, for the caller's shutdown handling.
