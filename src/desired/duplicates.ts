@@ -1,7 +1,7 @@
 /**
  * Duplicate detection over hundreds of thousands of strings (source ids, e-mails, phones). A JS Set of 300,000
  * fresh strings costs about 0.5 µs per add on the 2-core machine (growth rehashes, a hash computed per string, a
- * cache miss per probe); this open-addressing table with the hashes beside the slots costs a third of that. The
+ * cache miss per probe); this open-addressing table costs a third of that. The
  * strings themselves stay where they are (the records hold them): the table keeps indexes into a list of the keys.
  */
 
@@ -16,11 +16,12 @@ function hashOf(s: string): number {
 }
 
 /**
- * The open-addressing table under SeenKeys and SeenRecordKeys: slot -> 1 + the key's index (0: empty), then its hash.
- * `keyAt(i)` is the key stored under index i.
+ * The open-addressing table under SeenKeys and SeenRecordKeys: slot -> 1 + the key's index (0: empty). `keyAt(i)` is
+ * the key stored under index i. Only the index is kept (issue 31): a probe compares the key itself, which V8 does by
+ * pointer, cached hash and length before any character, so storing each key's hash beside it saved little time and
+ * doubled the table (at a million members three tables of 16 MB, held until the next full collection).
  */
 abstract class KeyTable {
-  /** Two numbers per slot, side by side (one cache line holds both): 1 + the key's index, then the key's hash. */
   private table: Int32Array;
   private mask: number;
   private count = 0;
@@ -28,7 +29,7 @@ abstract class KeyTable {
   constructor(expected: number) {
     let cap = 16;
     while (cap < expected * 2) cap *= 2;
-    this.table = new Int32Array(cap * 2);
+    this.table = new Int32Array(cap);
     this.mask = cap - 1;
   }
 
@@ -36,35 +37,32 @@ abstract class KeyTable {
 
   /** Looks `key` up; when absent, stores it under `index`. True when it was there already (nothing stored then). */
   protected seen(key: string, index: number): boolean {
-    const h = hashOf(key);
+    // Grown before the key goes in, never after: growing reads every stored key back, and the caller may list the new
+    // one only once this returns.
+    if ((this.count + 1) * 2 > this.table.length) this.grow();
     const { table, mask } = this;
-    let p = h & mask;
+    let p = hashOf(key) & mask;
     for (;;) {
-      const at = table[2 * p]!;
+      const at = table[p]!;
       if (at === 0) break;
-      if (table[2 * p + 1] === h && this.keyAt(at - 1) === key) return true;
+      if (this.keyAt(at - 1) === key) return true;
       p = (p + 1) & mask;
     }
-    table[2 * p] = index + 1;
-    table[2 * p + 1] = h;
+    table[p] = index + 1;
     this.count++;
-    if (this.count * 4 > table.length) this.grow();
     return false;
   }
 
   private grow(): void {
     const old = this.table;
-    const cap = old.length; // twice the slots
-    const table = new Int32Array(cap * 2);
-    const mask = cap - 1;
-    for (let i = 0; i < old.length; i += 2) {
+    const table = new Int32Array(old.length * 2);
+    const mask = table.length - 1;
+    for (let i = 0; i < old.length; i++) {
       const at = old[i]!;
       if (at === 0) continue;
-      const h = old[i + 1]!;
-      let p = h & mask;
-      while (table[2 * p] !== 0) p = (p + 1) & mask;
-      table[2 * p] = at;
-      table[2 * p + 1] = h;
+      let p = hashOf(this.keyAt(at - 1)!) & mask;
+      while (table[p] !== 0) p = (p + 1) & mask;
+      table[p] = at;
     }
     this.table = table;
     this.mask = mask;

@@ -523,6 +523,11 @@ export class SourceCollector {
 
   /** Quarantines duplicate ids (every copy: which one is right cannot be known) and returns the batch. */
   finish(): SourceBatch {
+    const contactsUnique = this.contacts !== undefined;
+    // The member tables are done with (a million members: three tables of 16 MB each); whoever still holds the
+    // collector (a reader's closure) must not keep them alive through the plan.
+    this.memberIds = new SeenRecordKeys(0, this.members, memberIdOf);
+    this.contacts = undefined;
     const explicit = new Set(this.departments.map((d) => d.source_id));
     const derived = [...this.derived.values()].filter((d) => !explicit.has(d.source_id));
     return {
@@ -535,7 +540,7 @@ export class SourceCollector {
       provided: this.provided,
       authoritative: this.opts.authoritativeFields ?? [],
       excluded: { ...this.excluded },
-      contactsUnique: this.contacts !== undefined,
+      contactsUnique,
     };
   }
 
