@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { memberCreateChange } from '../../src/domain/index.js';
 import { calculatePlan, normEmail, normText } from '../../src/planner/index.js';
+import { suspendNewMember } from '../../src/planner/members/create-member.js';
 import { desired, OPTS, snapshot } from './fixtures.js';
 
 describe('compact member creates', () => {
@@ -58,5 +59,28 @@ describe('compact member creates', () => {
     expect(normEmail(s)).toBe(s);
     expect(normText('Ann Lee')).toBe('Ann Lee');
     expect(normEmail(' Ann@X.test ')).toBe('ann@x.test');
+  });
+});
+
+describe('compact suspensions of new members', () => {
+  it('read as the plain PATCH that completes the create: same keys, order, values and request', () => {
+    const plan = calculatePlan(
+      desired({
+        departments: [{ source_id: 'eng', name: 'Engineering' }],
+        members: [{ source_id: 'u/7', display_name: ' Zoë  Park ', department_source_id: 'eng', status: 'suspended' }],
+      }),
+      snapshot(),
+      OPTS,
+    );
+    const c = plan.changes.find((x) => x.id === 'members:update:u/7')!;
+    const plain = suspendNewMember('u/7', 'members:create:u/7', normText(' Zoë  Park '));
+    expect(Object.keys(c)).toEqual(['id', 'entity', 'op', 'thirdId', 'description', 'reason', 'fields', 'request', 'dependsOn', 'completes']);
+    expect(JSON.stringify(c)).toBe(JSON.stringify(plain));
+    expect(c).toStrictEqual(plain);
+    expect({ ...c }).toStrictEqual(plain);
+    expect(c.description).toBe('suspend new member "Zoë  Park"');
+    expect(c.request).toEqual({ method: 'PATCH', path: '/org/members/{ref:members:create:u/7}', body: { status: 'suspended' } });
+    // Its create comes first and it completes that create, as a policy judges them together.
+    expect(plan.changes.findIndex((x) => x.id === 'members:create:u/7')).toBeLessThan(plan.changes.indexOf(c));
   });
 });

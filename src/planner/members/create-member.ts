@@ -1,29 +1,25 @@
 /** The `create` row: a desired member with no live record, by third id or contact (a re-hire when it left). */
 import type { Change, PlanValue } from '../../domain/index.js';
 import { NO_DEPS, sharedDeps, sharedValue, targetPath } from '../context.js';
-import { normText } from '../normalise.js';
-import { sourceCreateChange } from './source-create.js';
+import { sourceCreateChange, type Placement } from './source-create.js';
+import { suspendNewMemberChange } from './suspend-new.js';
 import { wantedDept } from './member-fields.js';
 import type { MemberEnv, MemberResult, MemberRow } from './types.js';
 
 /** Creates the member (re-adds the account it had when the state DB still records one), and suspends it after. */
 export function createMember({ desired: d, ownedAccount }: MemberRow, env: MemberEnv, out: MemberResult): void {
-  const sid = d.source_id;
   const dept = wantedDept(d, undefined, env.input, out);
-  const inDept = dept !== undefined && dept !== '';
   const rehire = ownedAccount !== undefined;
   // The fields are derived from the desired member when read (source-create.ts): a million creates hold no copy.
   out.upserts.push(
     sourceCreateChange({
       member: d,
-      department: inDept ? sharedValue(env.ctx, dept) : undefined,
+      placement: placementOf(dept, env, out),
       platformId: rehire ? ownedAccount : undefined,
-      paths: inDept && env.input.departmentLabel ? sharedPaths(dept, env, out) : undefined,
       reason: rehire ? 're-hire: the member left and is in the source again' : 'missing on the platform',
-      dependsOn: dept === undefined ? NO_DEPS : sharedDeps(env.ctx, dept),
     }),
   );
-  if (d.status === 'suspended') out.upserts.push(suspendNewMember(sid, `members:create:${sid}`, normText(d.display_name)));
+  if (d.status === 'suspended') out.upserts.push(suspendNewMemberChange(d));
 }
 
 /**
@@ -46,9 +42,17 @@ export function suspendNewMember(sid: string, createId: string, displayName: str
   };
 }
 
-/** Every create into one department shows the same path object. */
-function sharedPaths(dept: string, env: MemberEnv, out: MemberResult): NonNullable<Change['paths']> {
-  let p = out.pathsByDept.get(dept);
-  if (!p) out.pathsByDept.set(dept, (p = { department_id: { after: env.input.departmentLabel!(dept) } }));
+/** Every create into one department shares one placement: its department's id value, path and dependencies. */
+function placementOf(dept: string | undefined, env: MemberEnv, out: MemberResult): Placement {
+  // No department and an empty one place a member alike (no department_id, no path, no dependency).
+  const inDept = dept !== undefined && dept !== '';
+  const key = inDept ? dept : '';
+  let p = out.placements.get(key);
+  if (p === undefined) {
+    p = inDept
+      ? { department: sharedValue(env.ctx, dept), paths: env.input.departmentLabel ? { department_id: { after: env.input.departmentLabel(dept) } } : undefined, dependsOn: sharedDeps(env.ctx, dept) }
+      : { department: undefined, paths: undefined, dependsOn: NO_DEPS };
+    out.placements.set(key, p);
+  }
   return p;
 }

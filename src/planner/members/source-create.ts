@@ -1,10 +1,11 @@
 /**
  * The member create a plan holds for each new member (issue 31): a million-member import holds a million of them, so
- * each keeps only what it is made of (the desired member, its department's id value, path and dependencies, its
- * reason) and derives everything else when read: `fields` (the POST body) from the desired member, as
- * memberCreateFields built it; `id`, `entity`, `op`, `thirdId`, `description` and `request` as memberCreateChange's
- * do. All are own enumerable accessors in the order of any change, so JSON, spreads, digests and comparisons see a
- * plain change; the two kept values are non-enumerable symbol slots no reader sees. 64 bytes a change, where the
+ * each keeps only what it is made of (the desired member, and its department's placement: id value, path and
+ * dependencies, shared by every create into that department) and derives everything else when read: `fields` (the
+ * POST body) from the desired member, as memberCreateFields built it; `id`, `entity`, `op`, `thirdId`,
+ * `description` and `request` as memberCreateChange's do; `paths`, `dependsOn` and the usual reasons from the shared
+ * values. All are own enumerable accessors in the order of any change, so JSON, spreads, digests and comparisons see
+ * a plain change; the two kept values are non-enumerable symbol slots no reader sees. 40 bytes a change, where the
  * create with its own fields object held 136.
  */
 import type { Change, DesiredMember, PlanRef, PlanValue } from '../../domain/index.js';
@@ -12,11 +13,9 @@ import { MEMBER_CREATE_ACCESSORS, memberCreateFields } from '../../domain/index.
 import { normEmail, normPhone, normText } from '../normalise.js';
 
 const MEMBER = Symbol('member');
-const DEPARTMENT = Symbol('department');
 
 interface Kept {
   [MEMBER]: DesiredMember;
-  [DEPARTMENT]: string | PlanRef | undefined;
 }
 
 /** The POST body of a new member: `display_name`, `third_user_id`, then e-mail, phone, title and department when set. */
@@ -29,39 +28,59 @@ export function sourceCreateFields(d: DesiredMember, department: string | PlanRe
   });
 }
 
-const THIRD_ID: PropertyDescriptor = {
-  get(this: Kept): string {
-    return this[MEMBER].source_id;
-  },
-  enumerable: true,
-  configurable: true,
-};
-const FIELDS: PropertyDescriptor = {
-  get(this: Kept): Record<string, PlanValue> {
-    return sourceCreateFields(this[MEMBER], this[DEPARTMENT]);
-  },
-  enumerable: true,
-  configurable: true,
-};
+/**
+ * What every create into one department shares (its department's id value, path and dependencies), one object per
+ * department and plan: a create keeps a pointer to it, not three.
+ */
+export interface Placement {
+  /** The department_id it is created in (a PlanRef to the department's create when new; undefined: none). */
+  department: string | PlanRef | undefined;
+  paths: Change['paths'] | undefined;
+  dependsOn: string[];
+}
+
+const PLACEMENT = Symbol('placement');
+
+interface Placed extends Kept {
+  [PLACEMENT]: Placement;
+}
+
+function accessor(get: (this: Placed) => unknown): PropertyDescriptor {
+  return { get, enumerable: true, configurable: true };
+}
+
+const THIRD_ID = accessor(function () {
+  return this[MEMBER].source_id;
+});
+const FIELDS = accessor(function () {
+  return sourceCreateFields(this[MEMBER], this[PLACEMENT].department);
+});
+const PATHS = accessor(function () {
+  return this[PLACEMENT].paths;
+});
+const DEPENDS_ON = accessor(function () {
+  return this[PLACEMENT].dependsOn;
+});
+const MISSING = 'missing on the platform';
+const REHIRE = 're-hire: the member left and is in the source again';
+/** The reason of most creates, and of a re-hire's: read from the descriptor, no slot per change. */
+const REASONS: Record<string, PropertyDescriptor> = { [MISSING]: accessor(() => MISSING), [REHIRE]: accessor(() => REHIRE) };
 const SLOT: PropertyDescriptor = { value: undefined, writable: true, enumerable: false, configurable: true };
 
 /** What a new member's create is made of. */
 export interface SourceCreateInit {
   member: DesiredMember;
-  /** The department_id it is created in (a PlanRef to the department's create when new). */
-  department: string | PlanRef | undefined;
+  placement: Placement;
   /** A re-hire: the account this sync owned before the member left. */
   platformId: string | undefined;
-  paths: Change['paths'] | undefined;
   reason: string;
-  dependsOn: string[];
 }
 
 /**
  * Builds the create (a constructor: V8 sizes the object to its slots at once). Its prototype is Object.prototype, so
- * it is a plain object to every reader (`constructor === Object`).
+ * it is a plain object to every reader (`constructor === Object`). Two slots (the member and its placement), 40 bytes.
  */
-const SourceCreate = function (this: Change & Kept, init: SourceCreateInit) {
+const SourceCreate = function (this: Change & Placed, init: SourceCreateInit) {
   const a = MEMBER_CREATE_ACCESSORS;
   Object.defineProperty(this, 'id', a.id);
   Object.defineProperty(this, 'entity', a.entity);
@@ -69,15 +88,17 @@ const SourceCreate = function (this: Change & Kept, init: SourceCreateInit) {
   Object.defineProperty(this, 'thirdId', THIRD_ID);
   if (init.platformId !== undefined) this.platformId = init.platformId;
   Object.defineProperty(this, 'description', a.description);
-  if (init.paths !== undefined) this.paths = init.paths;
-  this.reason = init.reason;
+  if (init.placement.paths !== undefined) Object.defineProperty(this, 'paths', PATHS);
+  const reason = REASONS[init.reason];
+  if (reason !== undefined) Object.defineProperty(this, 'reason', reason);
+  else this.reason = init.reason;
   Object.defineProperty(this, 'fields', FIELDS);
   Object.defineProperty(this, 'request', a.request);
-  this.dependsOn = init.dependsOn;
+  Object.defineProperty(this, 'dependsOn', DEPENDS_ON);
   SLOT.value = init.member;
   Object.defineProperty(this, MEMBER, SLOT);
-  SLOT.value = init.department;
-  Object.defineProperty(this, DEPARTMENT, SLOT);
+  SLOT.value = init.placement;
+  Object.defineProperty(this, PLACEMENT, SLOT);
   SLOT.value = undefined;
 } as unknown as new (init: SourceCreateInit) => Change;
 SourceCreate.prototype = Object.prototype;

@@ -1,6 +1,7 @@
 /** The values of the member decision table: its input, its result, and what every row handler reads. */
 import type { Change, DesiredMember, PlanWarning, PlatformMember } from '../../domain/index.js';
 import type { DiffContext, Target } from '../context.js';
+import type { Placement } from './source-create.js';
 
 /** How member diffs find departments. */
 export interface MemberDiffInput {
@@ -67,13 +68,13 @@ export interface MemberResult {
   taken: Set<string>;
   /** Accounts whose fate this plan decided (changed, or checked and left where they are). */
   handled: Set<string>;
-  /** Every create into one department shows the same path: one object per department, not one per member. */
-  pathsByDept: Map<string, NonNullable<Change['paths']>>;
+  /** The placement every create into one department shares (source-create.ts), by department target ('' for none). */
+  placements: Map<string, Placement>;
 }
 
 /** A fresh result that writes its warnings into `warnings`. */
 export function newMemberResult(warnings: PlanWarning[]): MemberResult {
-  return { upserts: [], removals: [], warnings, leaving: new Map(), staying: new Map(), taken: new Set(), handled: new Set(), pathsByDept: new Map() };
+  return { upserts: [], removals: [], warnings, leaving: new Map(), staying: new Map(), taken: new Set(), handled: new Set(), placements: new Map() };
 }
 
 /** What every member row handler reads: the plan's context, the department view, the index and the options. */

@@ -1,0 +1,57 @@
+/**
+ * The PATCH that completes a new member's create when the source has it suspended (the platform creates members
+ * active). An import where one member in twenty is suspended holds fifty thousand of them at a million members, and
+ * each written out (ids, description, fields, request, path, dependencies) cost about 500 bytes; this one keeps only
+ * its desired member and derives every property from it when read, as source-create.ts does for the create itself.
+ * The properties are own enumerable accessors in the order of suspendNewMember's change, so JSON, spreads, digests
+ * and comparisons see that change exactly; the member sits in a non-enumerable symbol slot no reader sees.
+ */
+import type { Change, DesiredMember, PlanRequest, PlanValue } from '../../domain/index.js';
+import { normText } from '../normalise.js';
+
+const MEMBER = Symbol('member');
+
+interface Kept {
+  [MEMBER]: DesiredMember;
+}
+
+const createIdOf = (k: Kept): string => `members:create:${k[MEMBER].source_id}`;
+const SUSPENDED_REASON = 'status suspended in the source';
+
+function accessor(get: (this: Kept) => unknown): PropertyDescriptor {
+  return { get, enumerable: true, configurable: true };
+}
+
+/** The change's properties, in suspendNewMember's order (create-member.ts). */
+const PROPERTIES: [string, PropertyDescriptor][] = [
+  ['id', accessor(function (this: Kept) { return `members:update:${this[MEMBER].source_id}`; })],
+  ['entity', accessor(() => 'members')],
+  ['op', accessor(() => 'update')],
+  ['thirdId', accessor(function (this: Kept) { return this[MEMBER].source_id; })],
+  ['description', accessor(function (this: Kept) { return `suspend new member "${normText(this[MEMBER].display_name)}"`; })],
+  ['reason', accessor(() => SUSPENDED_REASON)],
+  ['fields', accessor(suspendedFields)],
+  ['request', accessor(function (this: Kept): PlanRequest { return { method: 'PATCH', path: `/org/members/{ref:${createIdOf(this)}}`, body: suspendedFields() }; })],
+  ['dependsOn', accessor(function (this: Kept) { return [createIdOf(this)]; })],
+  ['completes', accessor(function (this: Kept) { return createIdOf(this); })],
+];
+
+function suspendedFields(): Record<string, PlanValue> {
+  return { status: 'suspended' };
+}
+
+const SLOT: PropertyDescriptor = { value: undefined, writable: true, enumerable: false, configurable: true };
+
+/** Builds the change (a constructor: V8 sizes the object at once); its prototype is Object.prototype, a plain object. */
+const SuspendNew = function (this: Kept, member: DesiredMember) {
+  for (const [key, descriptor] of PROPERTIES) Object.defineProperty(this, key, descriptor);
+  SLOT.value = member;
+  Object.defineProperty(this, MEMBER, SLOT);
+  SLOT.value = undefined;
+} as unknown as new (member: DesiredMember) => Change;
+SuspendNew.prototype = Object.prototype;
+
+/** The suspension that completes the create of `member` (a new member the source has suspended), in compact form. */
+export function suspendNewMemberChange(member: DesiredMember): Change {
+  return new SuspendNew(member);
+}
