@@ -1,10 +1,11 @@
 /**
  * One sync run, as a pipeline of named stages (src/daemon/pipeline/): options -> refresh the mirror -> read the
- * sources -> plan (with trust) -> select (`--only`) -> guards and approval -> apply (a round plus bounded re-plans)
- * -> settle (trust commit, exit code) -> record. The CLI (`plan`, `sync`) and the daemon call it; metrics and logs
+ * sources -> collect -> plan (with trust) -> select (`--only`) -> collect -> guards and approval -> apply (a round
+ * plus bounded re-plans) -> settle (trust commit, exit code) -> record. The CLI (`plan`, `sync`) and the daemon call it; metrics and logs
  * hang on the optional observer. `apply FILE` composes the same stages differently (./apply-saved-plan.ts).
  */
 import { applyStage } from './pipeline/apply.js';
+import { collectStage } from './pipeline/collect.js';
 import { guardStage } from './pipeline/guard.js';
 import { planStage } from './pipeline/plan.js';
 import { readSourcesOfRun } from './pipeline/read-sources.js';
@@ -27,9 +28,11 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   run.lap('refreshMs');
   const { desired, reads } = await readSourcesOfRun(run);
   run.lap('sourcesMs');
+  await collectStage('sources', desired.members.length + desired.departments.length, deps.logger);
   const planned = planStage(run, desired);
   const selected = selectStage(run, planned, desired);
   run.lap('planMs');
+  await collectStage('plan', planned.plan.changes.length, deps.logger);
   announcePlan(run, selected.plan, desired);
   const summary = openSummary(run, selected);
   if (reads.reports.length > 0) summary.sourceReads = reads.reports;

@@ -1,0 +1,52 @@
+/**
+ * Issue 31: a large run collects its garbage between stages (src/daemon/pipeline/collect.ts). What it must do: run
+ * only from COLLECT_FROM_RECORDS records, report the heap it measured at debug level, and print no Node warning
+ * (vm.measureMemory is experimental, which says nothing to an operator).
+ */
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { COLLECT_FROM_RECORDS, collectStage } from '../../src/daemon/pipeline/collect.js';
+import { createLogger } from '../../src/observability/logger.js';
+
+function debugLog(): { logger: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {
+  let text = '';
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  const logger = createLogger({ level: 'debug', destination, pretty: false, secrets: [], redactPaths: [] });
+  return { logger, lines: () => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe('collectStage', () => {
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => warnings.push(w);
+  process.on('warning', onWarning);
+  afterEach(() => {
+    warnings.length = 0;
+  });
+
+  it('leaves a small run alone: no collection, nothing logged', async () => {
+    const { logger, lines } = debugLog();
+    await collectStage('sources', COLLECT_FROM_RECORDS - 1, logger);
+    expect(lines()).toEqual([]);
+  });
+
+  it('collects after a stage of a large run and logs the heap it measured, without a Node warning', async () => {
+    const { logger, lines } = debugLog();
+    await collectStage('plan', COLLECT_FROM_RECORDS, logger);
+    await collectStage('sources', 1_000_000, logger);
+    const logged = lines();
+    expect(logged.map((l) => [l.msg, l.stage, l.records])).toEqual([
+      ['heap collected between stages', 'plan', COLLECT_FROM_RECORDS],
+      ['heap collected between stages', 'sources', 1_000_000],
+    ]);
+    for (const l of logged) expect(l.heap_mb).toBeGreaterThan(0);
+    // The warning would be emitted on the next tick: give it one.
+    await new Promise((r) => setImmediate(r));
+    expect(warnings.map((w) => w.name)).toEqual([]);
+    process.off('warning', onWarning);
+  });
+});
