@@ -194,3 +194,24 @@ describe('the dry-run seam', () => {
     expect(w.ownership.adoptions()).toEqual([]);
   });
 });
+
+describe('a large dry run', () => {
+  it('lets the event loop turn while it describes thousands of changes (timers, signals and collections run)', async () => {
+    world = await SyncWorld.start();
+    const w = world;
+    const changes: Change[] = [];
+    for (let i = 0; i < 2500; i++) changes.push(createDept(`d${i}`, `Dept ${i}`));
+    let finished = 0;
+    const seenByTimer: number[] = [];
+    const tick = (): void => {
+      seenByTimer.push(finished);
+      if (finished < changes.length) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const res = await applyChanges(changes, deps(w), { ...APPLY, dryRun: true, onResult: () => (finished += 1) });
+    expect(res.byStatus.applied).toBe(2500);
+    // Without a turn of the loop every 1,000 steps the timer would first run after the last change.
+    expect(seenByTimer.some((n) => n > 0 && n < 2500)).toBe(true);
+    expect(await w.writeCalls()).toBe(0);
+  });
+});

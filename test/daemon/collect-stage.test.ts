@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COLLECT_FROM_RECORDS, collectStage } from '../../src/daemon/pipeline/collect.js';
+import { COLLECT_FROM_RECORDS, collectEvery, collectStage } from '../../src/daemon/pipeline/collect.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 function debugLog(): { logger: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {
@@ -48,5 +48,18 @@ describe('collectStage', () => {
     await new Promise((r) => setImmediate(r));
     expect(warnings.map((w) => w.name)).toEqual([]);
     process.off('warning', onWarning);
+  });
+});
+
+describe('collectEvery', () => {
+  it('collects after every COLLECT_FROM_RECORDS finished changes of a long apply, and not before', async () => {
+    const { logger, lines } = debugLog();
+    const tick = collectEvery(logger);
+    for (let i = 1; i < COLLECT_FROM_RECORDS; i++) tick();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lines()).toEqual([]);
+    tick();
+    for (let i = 0; i < 50 && lines().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(lines().map((l) => [l.msg, l.stage, l.finished])).toEqual([['heap collected during the apply', 'apply', COLLECT_FROM_RECORDS]]);
   });
 });

@@ -20,14 +20,34 @@ export const COLLECT_FROM_RECORDS = 50_000;
  */
 export async function collectStage(stage: string, records: number, logger: Logger): Promise<void> {
   if (records < COLLECT_FROM_RECORDS) return;
+  const { total } = await collectNow();
+  logger.debug({ stage, records, heap_mb: Math.round(total.jsMemoryEstimate / 1048576) }, 'heap collected between stages');
+}
+
+/**
+ * A counter for a long stage (the apply of a large plan): every COLLECT_FROM_RECORDS finished changes, a full
+ * collection, not waited for. Each change leaves promises, closures and log values that live long enough to reach
+ * the old generation; a million dry-run changes left 150 MB of them at the peak.
+ */
+export function collectEvery(logger: Logger): () => void {
+  let finished = 0;
+  return () => {
+    finished += 1;
+    if (finished % COLLECT_FROM_RECORDS !== 0) return;
+    void collectNow().then(
+      ({ total }) => logger.debug({ stage: 'apply', finished, heap_mb: Math.round(total.jsMemoryEstimate / 1048576) }, 'heap collected during the apply'),
+      () => undefined,
+    );
+  };
+}
+
+/** One full collection now (vm.measureMemory, eager), without Node's experimental-feature warning. */
+function collectNow(): ReturnType<typeof measureMemory> {
   const emitWarning = process.emitWarning;
-  let measured: ReturnType<typeof measureMemory>;
   process.emitWarning = () => undefined;
   try {
-    measured = measureMemory({ mode: 'summary', execution: 'eager' });
+    return measureMemory({ mode: 'summary', execution: 'eager' });
   } finally {
     process.emitWarning = emitWarning;
   }
-  const { total } = await measured;
-  logger.debug({ stage, records, heap_mb: Math.round(total.jsMemoryEstimate / 1048576) }, 'heap collected between stages');
 }
