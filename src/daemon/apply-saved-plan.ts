@@ -98,7 +98,8 @@ function loadChanges(file: string, first: StreamedSavedPlan, syncId: string, key
 /**
  * Applies a saved plan: checks the file, refreshes the mirror, re-reads the sources, refuses (PLAN_REFUSED, exit 2)
  * when either hash differs, then executes exactly the plan's changes. Returns the run summary. The file is read
- * twice, change by change: checked first (nothing kept but its head), loaded once the sources were read and planned.
+ * twice, change by change: checked first (nothing kept but its head), loaded once the sources were read and planned
+ * and let go.
  */
 export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise<RunSummary> {
   const run = startRun({ ...deps, trust: createRunTrust(deps.trust, deps.config, deps.mirror) }, { mode: 'apply' });
@@ -106,23 +107,10 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
   const checked = streamSavedPlan(() => fileChunks(file), file, run.settings.syncId, key, { each: () => undefined });
   const saved = checked.saved;
   refuseGuarded(file, saved.plan);
-  await refreshStage(deps, run.settings.refresh);
-  run.lap('refreshMs');
-  refuseStale(file, saved, { mirrorHash: mirrorStateHash(deps.mirror, deps.ownership) });
-  let desired: DesiredState | undefined = await readSources(deps);
-  run.lap('sourcesMs');
-  refuseStale(file, saved, { sourceHash: sourceSnapshotHash(desired) });
-  deps.logger.info({ file, changes: checked.changeCount, created_at: saved.created_at }, 'applying a saved plan');
-  // The trust state advances as in a sync run (missing-since counters, source counts, scope): the plan of this run
-  // is made for its trust observation only; the saved plan is what is applied.
-  // Only its commit is kept (it uses no `this`): the prepared trust's filter holds the desired state.
-  const commitTrust = planStage(run, desired).trust?.commit;
-  run.lap('planMs');
-  const quarantine = desired.quarantine;
-  // The source records are let go before the saved changes are loaded, unless an observer is given them.
-  if (!run.observer?.onPlan) desired = undefined;
+  // In a function of its own: the source records are let go when it returns, before the saved changes are loaded.
+  const read = await readAndPlan(run, deps, file, checked);
   const plan: Plan = { ...saved.plan, changes: loadChanges(file, checked, run.settings.syncId, key) };
-  if (desired) run.observer?.onPlan?.(plan, desired);
+  if (read.desired) run.observer?.onPlan?.(plan, read.desired);
   run.observer?.onApplyStart?.(plan.changes.length);
   const history = run.writes.history(undefined);
   const result = await applyRound(run, plan.changes, (r: ChangeResult) => {
@@ -130,7 +118,29 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     run.observer?.onChangeResult?.(r);
   });
   history?.flush();
-  if (!result.stopped) run.writes.commitTrust(commitTrust);
+  if (!result.stopped) run.writes.commitTrust(read.commitTrust);
   run.lap('applyMs');
-  return savedPlanSummary(run, plan, quarantine, result);
+  return savedPlanSummary(run, plan, read.quarantine, result);
+}
+
+/**
+ * Refreshes the mirror and reads the sources, refusing the plan when either changed since it was made, and plans for
+ * the trust state. Returns what the apply needs of it: the quarantine, the trust commit, and the desired state only
+ * when an observer is given it.
+ */
+async function readAndPlan(run: RunContext, deps: SavedPlanDeps, file: string, checked: StreamedSavedPlan): Promise<{ quarantine: DesiredState['quarantine']; commitTrust: (() => void) | undefined; desired?: DesiredState }> {
+  const saved = checked.saved;
+  await refreshStage(deps, run.settings.refresh);
+  run.lap('refreshMs');
+  refuseStale(file, saved, { mirrorHash: mirrorStateHash(deps.mirror, deps.ownership) });
+  const desired = await readSources(deps);
+  run.lap('sourcesMs');
+  refuseStale(file, saved, { sourceHash: sourceSnapshotHash(desired) });
+  deps.logger.info({ file, changes: checked.changeCount, created_at: saved.created_at }, 'applying a saved plan');
+  // The trust state advances as in a sync run (missing-since counters, source counts, scope): the plan of this run
+  // is made for its trust observation only; the saved plan is what is applied. Only the trust's commit is kept (it
+  // uses no `this`): the prepared trust's filter holds the desired state.
+  const commitTrust = planStage(run, desired).trust?.commit;
+  run.lap('planMs');
+  return { quarantine: desired.quarantine, commitTrust, ...(run.observer?.onPlan ? { desired } : {}) };
 }
