@@ -4,10 +4,11 @@
  * (1,000,000 members, 5,000 departments, 500 positions; BENCH_MEMBERS, BENCH_DEPARTMENTS, BENCH_POSITIONS) is written
  * as CSV files and planned into an empty tenant of the emulator (a child process, so its memory is not counted).
  * Commands: plan (text, json, html), plan --out, sync --dry-run, explain, then the approvals commands (list, show as
- * json and text, approve) on the saved plan stored as a refused run's pending approval, and last `apply FILE` of the
+ * json, text and html, approve) on the saved plan stored as a refused run's pending approval, and last `apply FILE` of the
  * saved plan, stopped (SIGTERM) once its first BENCH_APPLY_WRITES writes reached the emulator: reading, checking
  * and starting to apply the whole file is measured; writing a million members (hours at the platform's limits) is not.
  * One JSON line per command: {command, exit, seconds, peak_rss_mb, target_mb, ok, stdout_bytes}. Slow: minutes.
+ * BENCH_ONLY (names, comma-separated) measures some commands only; BENCH_KEEP=1 leaves the work folder.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +35,12 @@ const POSITIONS = Number(process.env.BENCH_POSITIONS ?? 500);
 const TARGET_MB = 512;
 const APPLY_WRITES = Number(process.env.BENCH_APPLY_WRITES ?? 200);
 const SYNC_ID = 'bench-commands';
+/**
+ * BENCH_ONLY=approvals-show-json,apply-start measures only the named commands (the names below); the saved plan the
+ * approvals and apply commands need is still made with `plan --out`, unmeasured when plan-out is not named. Unset: all.
+ */
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+const selected = (name: string): boolean => ONLY === undefined || ONLY.has(name);
 /**
  * Runs `orgsync ...args` in `dir` (bench/lib/cli-process.ts) as one JSON record against the target.
  * `meanwhile` runs while it does (given the process, to stop it); `okExit` is the exit code of a good run.
@@ -84,23 +91,31 @@ async function main(): Promise<void> {
       ['sync-dry-run', ['sync', '--config', config, '--dry-run']],
       ['explain', ['explain', '--config', config, memberId(0)]],
     ];
-    for (const [name, args] of runs) console.log(JSON.stringify(await measure(dir, name, args)));
-    const digest = storeAsApproval(dir, join(dir, 'saved-plan.json'));
+    for (const [name, args] of runs) {
+      if (selected(name)) console.log(JSON.stringify(await measure(dir, name, args)));
+      else if (name === 'plan-out') await runMeasuredCli(dir, name, args);
+    }
+    const names = ['approvals-list', 'approvals-show-json', 'approvals-show-text', 'approvals-show-html', 'approvals-approve'];
+    // The pending approval is stored (in this process, minutes at a million) only when an approvals command is measured.
+    const digest = names.some(selected) ? storeAsApproval(dir, join(dir, 'saved-plan.json')) : '';
     const approvals: [string, string[]][] = [
       ['approvals-list', ['approvals', 'list', '--config', config, '--output', 'json']],
       ['approvals-show-json', ['approvals', 'show', digest, '--config', config, '--output', 'json']],
       ['approvals-show-text', ['approvals', 'show', digest, '--config', config]],
+      ['approvals-show-html', ['approvals', 'show', digest, '--config', config, '--output', 'html']],
       ['approvals-approve', ['approvals', 'approve', digest, '--config', config]],
     ];
-    for (const [name, args] of approvals) console.log(JSON.stringify(await measure(dir, name, args)));
+    for (const [name, args] of approvals) if (selected(name)) console.log(JSON.stringify(await measure(dir, name, args)));
     const stopAfterFirstWrites = async (child: ChildProcess): Promise<void> => {
       while (child.exitCode === null && (await writeCount(url)) < APPLY_WRITES) await new Promise((r) => setTimeout(r, 500));
       child.kill('SIGTERM');
     };
-    console.log(JSON.stringify(await measure(dir, 'apply-start', ['apply', join(dir, 'saved-plan.json'), '--config', config], stopAfterFirstWrites, 143)));
+    if (selected('apply-start')) console.log(JSON.stringify(await measure(dir, 'apply-start', ['apply', join(dir, 'saved-plan.json'), '--config', config], stopAfterFirstWrites, 143)));
   } finally {
     await stopEmulatorChild(child);
-    rmSync(dir, { recursive: true, force: true });
+    // BENCH_KEEP=1 leaves the folder (CSV, state DB, saved plan) to measure a command again by hand.
+    if (process.env.BENCH_KEEP === '1') console.log(JSON.stringify({ kept: dir }));
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 

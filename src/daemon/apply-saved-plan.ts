@@ -5,7 +5,7 @@
  * reported, and the next sync picks it up), and the trust state advances as in a sync run.
  */
 import type { ApplyResult, ChangeResult } from '../applier/index.js';
-import type { DesiredState, Plan } from '../domain/index.js';
+import type { Change, DesiredState, Plan } from '../domain/index.js';
 import { blockedRecords, countChanges } from '../domain/index.js';
 import type { RecordHistory } from '../mirror/record-history.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
@@ -16,7 +16,9 @@ import { readSources } from './pipeline/read-sources.js';
 import { refreshStage } from './pipeline/refresh.js';
 import { partialExitCode, toFailure, type RunObserver, type RunParts, type RunSummary } from './pipeline/run-state.js';
 import { startRun, type RunContext } from './pipeline/start.js';
-import { mirrorStateHash, planRefused, readSavedPlan, sourceSnapshotHash, type SavedPlanFile } from './saved-plan.js';
+import { ChangeCompactor } from './compact-changes.js';
+import { fileChunks, integrityFailed, mirrorStateHash, planRefused, sourceSnapshotHash, type SavedPlanFile } from './saved-plan.js';
+import { streamSavedPlan, type StreamedSavedPlan } from './saved-plan-stream.js';
 import { createRunTrust } from './trust.js';
 
 /** What applying a saved plan needs (the CLI builds them from the run environment). */
@@ -35,12 +37,12 @@ function refuseGuarded(file: string, plan: Plan): void {
 }
 
 /** The summary of an applied saved plan (its own outcome rules: no re-plan, so deferred changes count as failures). */
-function savedPlanSummary(run: RunContext, plan: Plan, desired: DesiredState, result: ApplyResult): RunSummary {
+function savedPlanSummary(run: RunContext, plan: Plan, quarantine: DesiredState['quarantine'], result: ApplyResult): RunSummary {
   const failures = result.results.filter((r) => r.status !== 'applied' && r.status !== 'adopted' && r.status !== 'skipped_admin' && r.status !== 'not_started').map(toFailure);
   const notStarted = result.results.filter((r) => r.status === 'not_started').map(toFailure);
   // A lost lease or a refused credential fails the apply (as in a sync); a shutdown only stops it.
   const halted = result.stopReason && result.stopReason.kind !== 'shutdown' ? result.stopReason : undefined;
-  const partial = failures.length > 0 || notStarted.length > 0 || desired.quarantine.length > 0;
+  const partial = failures.length > 0 || notStarted.length > 0 || quarantine.length > 0;
   const calls = run.deps.callStats?.() ?? { requests: 0, rateLimited: 0 };
   const writes = Object.values(result.applied).reduce((n, ops) => n + Object.values(ops).reduce((a, b) => a + b, 0), 0);
   return {
@@ -56,7 +58,7 @@ function savedPlanSummary(run: RunContext, plan: Plan, desired: DesiredState, re
     byStatus: result.byStatus,
     failures,
     notStarted,
-    quarantined: desired.quarantine,
+    quarantined: quarantine,
     blocked: blockedRecords(plan),
     skippedAdmin: result.byStatus.skipped_admin,
     replanRounds: 0,
@@ -70,7 +72,7 @@ function savedPlanSummary(run: RunContext, plan: Plan, desired: DesiredState, re
 }
 
 /** Refuses the plan when the platform or the sources changed since it was made (exit 2, nothing applied). */
-function refuseStale(file: string, saved: SavedPlanFile, now: { mirrorHash?: string; sourceHash?: string }): void {
+function refuseStale(file: string, saved: Pick<SavedPlanFile, 'inputs' | 'created_at'>, now: { mirrorHash?: string; sourceHash?: string }): void {
   if (now.mirrorHash !== undefined && now.mirrorHash !== saved.inputs.mirror_hash) {
     throw planRefused(file, `the platform changed since the plan was made (${saved.created_at}): the mirror state differs; nothing applied, make a new plan`);
   }
@@ -80,26 +82,35 @@ function refuseStale(file: string, saved: SavedPlanFile, now: { mirrorHash?: str
 }
 
 /**
+ * The changes of the saved plan `file`, read again now that they are to be applied (issue 31 point 2: not held while
+ * the sources are read and planned), each compacted; refused as on the first read if the file changed since.
+ */
+function loadChanges(file: string, first: StreamedSavedPlan, syncId: string, key: Buffer): Change[] {
+  const compactor = new ChangeCompactor();
+  const changes: Change[] = [];
+  const sink = { each: (c: Change) => changes.push(compactor.compact(c)), restart: () => (changes.length = 0) };
+  const again = streamSavedPlan(() => fileChunks(file), file, syncId, key, sink);
+  // Another plan signed by this state DB put in its place since the first read: not the plan that was checked.
+  if (again.saved.integrity !== first.saved.integrity || changes.length !== first.changeCount) throw integrityFailed(file);
+  return changes;
+}
+
+/**
  * Applies a saved plan: checks the file, refreshes the mirror, re-reads the sources, refuses (PLAN_REFUSED, exit 2)
- * when either hash differs, then executes exactly the plan's changes. Returns the run summary.
+ * when either hash differs, then executes exactly the plan's changes. Returns the run summary. The file is read
+ * twice, change by change: checked first (nothing kept but its head), loaded once the sources were read and planned
+ * and let go.
  */
 export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise<RunSummary> {
   const run = startRun({ ...deps, trust: createRunTrust(deps.trust, deps.config, deps.mirror) }, { mode: 'apply' });
-  const saved = readSavedPlan(file, run.settings.syncId, deps.trust.planSigningKey());
-  const plan = saved.plan;
-  refuseGuarded(file, plan);
-  await refreshStage(deps, run.settings.refresh);
-  run.lap('refreshMs');
-  refuseStale(file, saved, { mirrorHash: mirrorStateHash(deps.mirror, deps.ownership) });
-  const desired = await readSources(deps);
-  run.lap('sourcesMs');
-  refuseStale(file, saved, { sourceHash: sourceSnapshotHash(desired) });
-  deps.logger.info({ file, changes: plan.changes.length, created_at: saved.created_at }, 'applying a saved plan');
-  // The trust state advances as in a sync run (missing-since counters, source counts, scope): the plan of this run
-  // is made for its trust observation only; the saved plan is what is applied.
-  const { trust } = planStage(run, desired);
-  run.lap('planMs');
-  run.observer?.onPlan?.(plan, desired);
+  const key = deps.trust.planSigningKey();
+  const checked = streamSavedPlan(() => fileChunks(file), file, run.settings.syncId, key, { each: () => undefined });
+  const saved = checked.saved;
+  refuseGuarded(file, saved.plan);
+  // In a function of its own: the source records are let go when it returns, before the saved changes are loaded.
+  const read = await readAndPlan(run, deps, file, checked);
+  const plan: Plan = { ...saved.plan, changes: loadChanges(file, checked, run.settings.syncId, key) };
+  if (read.desired) run.observer?.onPlan?.(plan, read.desired);
   run.observer?.onApplyStart?.(plan.changes.length);
   const history = run.writes.history(undefined);
   const result = await applyRound(run, plan.changes, (r: ChangeResult) => {
@@ -107,7 +118,29 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
     run.observer?.onChangeResult?.(r);
   });
   history?.flush();
-  if (!result.stopped) run.writes.commitTrust(trust ? () => trust.commit() : undefined);
+  if (!result.stopped) run.writes.commitTrust(read.commitTrust);
   run.lap('applyMs');
-  return savedPlanSummary(run, plan, desired, result);
+  return savedPlanSummary(run, plan, read.quarantine, result);
+}
+
+/**
+ * Refreshes the mirror and reads the sources, refusing the plan when either changed since it was made, and plans for
+ * the trust state. Returns what the apply needs of it: the quarantine, the trust commit, and the desired state only
+ * when an observer is given it.
+ */
+async function readAndPlan(run: RunContext, deps: SavedPlanDeps, file: string, checked: StreamedSavedPlan): Promise<{ quarantine: DesiredState['quarantine']; commitTrust: (() => void) | undefined; desired?: DesiredState }> {
+  const saved = checked.saved;
+  await refreshStage(deps, run.settings.refresh);
+  run.lap('refreshMs');
+  refuseStale(file, saved, { mirrorHash: mirrorStateHash(deps.mirror, deps.ownership) });
+  const desired = await readSources(deps);
+  run.lap('sourcesMs');
+  refuseStale(file, saved, { sourceHash: sourceSnapshotHash(desired) });
+  deps.logger.info({ file, changes: checked.changeCount, created_at: saved.created_at }, 'applying a saved plan');
+  // The trust state advances as in a sync run (missing-since counters, source counts, scope): the plan of this run
+  // is made for its trust observation only; the saved plan is what is applied. Only the trust's commit is kept (it
+  // uses no `this`): the prepared trust's filter holds the desired state.
+  const commitTrust = planStage(run, desired).trust?.commit;
+  run.lap('planMs');
+  return { quarantine: desired.quarantine, commitTrust, ...(run.observer?.onPlan ? { desired } : {}) };
 }

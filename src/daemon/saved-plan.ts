@@ -147,8 +147,16 @@ const savedPlanShape = z.looseObject({
 
 const changeShape = z.looseObject({ id: z.string() });
 
+/** What makes the change at `index` of a saved plan no change (`plan.changes.<i>.<path>: message`), undefined when it is one. */
+export function changeIssue(change: unknown, index: number): string | undefined {
+  const parsed = changeShape.safeParse(change);
+  if (parsed.success) return undefined;
+  const first = parsed.error.issues[0];
+  return first ? `${['plan', 'changes', index, ...first.path].join('.')}: ${first.message}` : 'invalid';
+}
+
 /** The first thing that makes `json` no saved plan (`path: message`), undefined when it is one. */
-function firstIssue(json: unknown): string | undefined {
+export function firstIssue(json: unknown): string | undefined {
   const parsed = savedPlanShape.safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
@@ -156,10 +164,8 @@ function firstIssue(json: unknown): string | undefined {
   }
   const changes = parsed.data.plan.changes;
   for (let i = 0; i < changes.length; i++) {
-    const change = changeShape.safeParse(changes[i]);
-    if (change.success) continue;
-    const first = change.error.issues[0];
-    return first ? `${['plan', 'changes', i, ...first.path].join('.')}: ${first.message}` : 'invalid';
+    const issue = changeIssue(changes[i], i);
+    if (issue !== undefined) return issue;
   }
   return undefined;
 }
@@ -225,24 +231,44 @@ export function parseSavedPlanChunks(chunks: Iterable<Uint8Array | string>, file
   try {
     json = parseJsonChunks(chunks);
   } catch (err) {
-    if (!(err instanceof JsonStreamError)) throw err;
-    throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (not JSON: ${err.message}): ${SAVE_ONE}`);
+    throw notJson(err, file);
   }
-  const issue = firstIssue(json);
-  if (issue !== undefined) {
-    // Another kind of file altogether, or a saved plan of another format version (made by another orgsync).
-    if ((json as { kind?: unknown } | null)?.kind !== SAVED_PLAN_KIND) throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (${whatItIs(json, issue)}): ${SAVE_ONE}`);
-    throw planRefused(file, `not a saved plan of this orgsync: ${issue}; make a new one with \`orgsync plan --out FILE\``);
-  }
+  refuseMisshapen(json, firstIssue(json), file);
   const saved = json as SavedPlanFile;
   const { integrity, ...doc } = saved;
-  const expected = Buffer.from(sign(doc, key));
-  const given = Buffer.from(integrity);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw planRefused(file, 'the plan file was edited after it was written, or was made with another state DB (integrity check failed); make a new plan');
-  }
-  if (saved.sync_id !== syncId || saved.plan.syncId !== syncId) throw planRefused(file, `the plan is for sync ${saved.sync_id}, the config is sync ${syncId}`);
+  refuseUnsigned(file, integrity, sign(doc, key));
+  refuseOtherSync(file, saved, syncId);
   return saved;
+}
+
+/** The refusal of a document that is not JSON (a JsonStreamError of the reader; any other error is rethrown). */
+export function notJson(err: unknown, file: string): OrgsyncError {
+  if (!(err instanceof JsonStreamError)) throw err;
+  return new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (not JSON: ${err.message}): ${SAVE_ONE}`);
+}
+
+/** Refuses `json` when `issue` (its first, see firstIssue) says it is no saved plan of this orgsync. */
+export function refuseMisshapen(json: unknown, issue: string | undefined, file: string): void {
+  if (issue === undefined) return;
+  // Another kind of file altogether, or a saved plan of another format version (made by another orgsync).
+  if ((json as { kind?: unknown } | null)?.kind !== SAVED_PLAN_KIND) throw new OrgsyncError('PLAN_REFUSED', `${file} is not a saved plan (${whatItIs(json, issue)}): ${SAVE_ONE}`);
+  throw planRefused(file, `not a saved plan of this orgsync: ${issue}; make a new one with \`orgsync plan --out FILE\``);
+}
+
+/** Refuses a saved plan whose `integrity` is not the `expected` signature (compared in constant time). */
+export function refuseUnsigned(file: string, integrity: string, expected: string): void {
+  const want = Buffer.from(expected);
+  const given = Buffer.from(integrity);
+  if (given.length !== want.length || !timingSafeEqual(given, want)) throw integrityFailed(file);
+}
+
+/** The refusal of a saved plan whose signature does not match what it holds. */
+export const integrityFailed = (file: string): OrgsyncError =>
+  planRefused(file, 'the plan file was edited after it was written, or was made with another state DB (integrity check failed); make a new plan');
+
+/** Refuses a saved plan of another sync id. */
+export function refuseOtherSync(file: string, saved: Pick<SavedPlanFile, 'sync_id'> & { plan: Pick<Plan, 'syncId'> }, syncId: string): void {
+  if (saved.sync_id !== syncId || saved.plan.syncId !== syncId) throw planRefused(file, `the plan is for sync ${saved.sync_id}, the config is sync ${syncId}`);
 }
 
 /**

@@ -51,6 +51,8 @@ export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sou
       const scope = configScope(config);
       const previous = store.scope();
       let seen: TrustObservation | undefined;
+      // Counted now: commit keeps no hold on the desired state (apply FILE lets it go before loading its plan).
+      const counts = sourceCounts(desired);
       const filter = createTrustFilter(
         {
           desired,
@@ -75,7 +77,7 @@ export function createRunTrust(store: TrustStateStore, config: Pick<Config, 'sou
         commit() {
           store.commit({
             at: new Date(now).toISOString(),
-            snapshot: sourceCounts(desired),
+            snapshot: counts,
             missing: seen?.missing ?? [],
             scope: { fingerprint: scopeFingerprint(scope), scope },
             ...(mirror ? { ownedSeen: ownedPlatformRecords(mirror, config.sync.id) } : {}),

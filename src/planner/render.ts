@@ -303,9 +303,10 @@ export function planToJson(plan: Plan, extras: RenderExtras = {}): PlanJson {
 /**
  * The JSON document of a plan as `JSON.stringify(planToJson(plan, extras), null, 2)` plus a newline, byte for byte,
  * in chunks: the changes are stringified one at a time, so a plan of a million changes (more text than V8's largest
- * string) is written whole, and never copied into a second object tree.
+ * string) is written whole, and never copied into a second object tree. `changes`: the plan's changes streamed from
+ * elsewhere (a stored saved plan), `plan.changes` then only counted.
  */
-export function* planJsonChunks(plan: Plan, extras: RenderExtras = {}, chunkSize = 65_536): Generator<string> {
+export function* planJsonChunks(plan: Plan, extras: RenderExtras = {}, chunkSize = 65_536, changes: Iterable<Change> = plan.changes): Generator<string> {
   const frame = JSON.stringify(planJsonFrame(plan, extras), null, 2);
   // Top-level keys are the only ones indented by two spaces, and strings hold no raw newline: this marker is unique.
   const marker = '\n  "changes": []';
@@ -317,8 +318,9 @@ export function* planJsonChunks(plan: Plan, extras: RenderExtras = {}, chunkSize
   // Parts joined per chunk: a flat string for each write, not a rope of thousands of pieces.
   let parts: string[] = [`${frame.slice(0, at)}\n  "changes": [`];
   let size = 0;
-  for (let i = 0; i < plan.changes.length; i++) {
-    const part = `${i === 0 ? '' : ','}\n    ${JSON.stringify(changeToJson(plan.changes[i]!), null, 2).replace(/\n/g, '\n    ')}`;
+  let i = 0;
+  for (const change of changes) {
+    const part = `${i++ === 0 ? '' : ','}\n    ${JSON.stringify(changeToJson(change), null, 2).replace(/\n/g, '\n    ')}`;
     parts.push(part);
     size += part.length;
     if (size >= chunkSize) {

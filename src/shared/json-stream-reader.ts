@@ -15,7 +15,7 @@ const isSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d |
 
 type Frame =
   | { kind: 'object'; value: Record<string, unknown>; key: string; expect: 'first-key' | 'key' | 'colon' | 'value' | 'next' }
-  | { kind: 'array'; value: unknown[]; expect: 'first' | 'value' | 'next' };
+  | { kind: 'array'; value: unknown[]; expect: 'first' | 'value' | 'next'; streamed?: StreamedArray };
 
 /** A value being captured for JSON.parse: a whole array element, or a scalar (or a property name) in an object. */
 interface Capture {
@@ -31,9 +31,22 @@ interface Capture {
   scalar: boolean;
 }
 
-/** Where to stop: after the top-level key `stopAtKey` is read (its value and what follows are not read). */
+/**
+ * An array whose elements are handed over one by one instead of kept (a saved plan's million changes): the array at
+ * `path`, the object keys leading to it from the top-level object (`['plan', 'changes']`).
+ */
+export interface StreamedArray {
+  path: readonly string[];
+  /** Called when the array opens, with the objects leading to it (outermost first) as read so far: later keys not yet. */
+  open?(objects: readonly Record<string, unknown>[]): void;
+  /** Each element, in order, as JSON.parse returns it; the array in the returned value stays empty. */
+  each(value: unknown, index: number): void;
+}
+
+/** Where to stop: after the top-level key `stopAtKey` is read (its value and what follows are not read); what to stream. */
 export interface JsonReadOptions {
   stopAtKey?: string;
+  stream?: StreamedArray;
 }
 
 /** Sets a property as JSON.parse does (an own `__proto__` property too). */
@@ -55,6 +68,8 @@ class JsonStreamParser {
   private offset = 0;
   /** Set when the top-level key named in the options was read. */
   stopped = false;
+  /** Elements of the streamed array handed over so far. */
+  private streamedCount = 0;
 
   constructor(private readonly options: JsonReadOptions) {}
 
@@ -69,7 +84,8 @@ class JsonStreamParser {
       this.root = value;
       this.done = true;
     } else if (top.kind === 'array') {
-      top.value.push(value);
+      if (top.streamed) top.streamed.each(value, this.streamedCount++);
+      else top.value.push(value);
       top.expect = 'next';
     } else if (top.expect === 'value') {
       put(top.value, top.key, value);
@@ -132,13 +148,27 @@ class JsonStreamParser {
     const container = b === 0x7b || b === 0x5b;
     // Objects and arrays are walked, except array elements: those are parsed whole, one at a time.
     if (top?.kind !== 'array' && container && !(top?.kind === 'object' && top.expect !== 'value')) {
-      this.stack.push(b === 0x7b ? { kind: 'object', value: {}, key: '', expect: 'first-key' } : { kind: 'array', value: [], expect: 'first' });
+      if (b === 0x7b) this.stack.push({ kind: 'object', value: {}, key: '', expect: 'first-key' });
+      else this.stack.push(this.streamsHere() ? { kind: 'array', value: [], expect: 'first', streamed: this.openStreamed() } : { kind: 'array', value: [], expect: 'first' });
       return i + 1;
     }
     if (!container && !startsScalar(b)) this.fail(`unexpected character ${JSON.stringify(String.fromCharCode(b))}`, this.offset + i);
     if (top?.kind === 'object' && top.expect !== 'value' && b !== QUOTE) this.fail('expected a property name in double quotes', this.offset + i);
     this.capture = { parts: [buf.subarray(i, i + 1)], size: 1, start: this.offset + i, depth: container ? 1 : 0, inString: b === QUOTE, escaped: false, scalar: !container };
     return this.continueCapture(buf, i + 1);
+  }
+
+  /** True when an array opening now is the one the options stream (every frame an object, at the path's keys). */
+  private streamsHere(): boolean {
+    const path = this.options.stream?.path;
+    if (!path || path.length !== this.stack.length) return false;
+    return this.stack.every((f, k) => f.kind === 'object' && f.key === path[k]);
+  }
+
+  private openStreamed(): StreamedArray {
+    const stream = this.options.stream!;
+    stream.open?.(this.stack.map((f) => f.value as Record<string, unknown>));
+    return stream;
   }
 
   /** Closes the innermost container at `buf[i]`. */
@@ -196,8 +226,27 @@ class JsonStreamParser {
 export function parseJsonChunks(chunks: Iterable<Uint8Array | string>, options: JsonReadOptions = {}): unknown {
   const parser = new JsonStreamParser(options);
   for (const chunk of chunks) {
-    parser.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    parser.push(bytesOf(chunk));
     if (parser.stopped) break;
   }
   return parser.end();
+}
+
+const bytesOf = (chunk: Uint8Array | string): Buffer => (typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+
+/**
+ * The elements of the array at `path` (object keys from the top-level object) of JSON given in chunks, pulled one by
+ * one: a chunk's elements are parsed when the next is asked for. Throws a JsonStreamError as parseJsonChunks, once
+ * the text is wrong (the elements before were yielded). The rest of the document is read and dropped.
+ */
+export function* jsonArrayElements(chunks: Iterable<Uint8Array | string>, path: readonly string[]): Generator<unknown> {
+  let pending: unknown[] = [];
+  const parser = new JsonStreamParser({ stream: { path, each: (value) => pending.push(value) } });
+  for (const chunk of chunks) {
+    parser.push(bytesOf(chunk));
+    const ready = pending;
+    pending = [];
+    yield* ready;
+  }
+  parser.end();
 }

@@ -5,14 +5,17 @@ import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { approvalJson } from '../../daemon/approvals.js';
 import { stateDbOptionsFrom, type StateDbSettings } from '../../daemon/pipeline/options.js';
-import { parseSavedPlanChunks } from '../../daemon/saved-plan.js';
+import { streamSavedPlan } from '../../daemon/saved-plan-stream.js';
+import type { Change, Plan } from '../../domain/index.js';
 import { ApprovalStore, type ApprovalRecord } from '../../mirror/approvals.js';
 import { openStateDb } from '../../mirror/db.js';
 import { explainStateDbError } from '../../mirror/db-faults.js';
 import { MirrorLease } from '../../mirror/lease.js';
 import { TrustStateStore } from '../../mirror/trust-state.js';
 import { planJsonChunks, planTextLines, writeLines } from '../../planner/render.js';
-import { renderPlanHtml, type PlanReportContext } from '../../planner/report/index.js';
+import { GatheredChanges } from '../../planner/report/gathered.js';
+import { reportHtmlChunks, type PlanReportContext, type PlanReportRows } from '../../planner/report/index.js';
+import { jsonArrayElements } from '../../shared/json-stream-reader.js';
 import { steadyWallClock, systemClock } from '../../shared/clock.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
@@ -42,19 +45,38 @@ function listText(config: Config, list: readonly ApprovalRecord[]): string {
 
 /**
  * `approvals show`'s document: the saved plan as text, JSON or the HTML report, handed to `write` in chunks (the JSON
- * of a million changes is longer than a string can be).
+ * of a million changes is longer than a string can be). The stored plan is read as it streams (issue 31 point 2):
+ * checked whole first (signature, sync id) keeping only the rows the reports list, then, for JSON, read again change
+ * by change into the output, all in one read transaction so both passes read the same plan.
  */
 function showApproval(config: Config, digest: string, output: 'text' | 'json' | 'html', write: (chunk: string) => void): void {
-  withStore(config, (store, db) => {
-    const a = find(store, digest);
-    const saved = parseSavedPlanChunks(a.savedPlan(), `approval ${a.digest}`, config.sync.id, new TrustStateStore(db, config.sync.id).planSigningKey());
-    const context = JSON.parse(a.context()) as PlanReportContext;
-    const extras = { quarantine: context.quarantine ?? [] };
-    if (output === 'html') return write(renderPlanHtml(saved.plan, { ...context, approval: { digest: a.digest, status: a.status } }));
-    if (output === 'json') return writeApprovalJson({ ...approvalJson(a), inputs: saved.inputs }, planJsonChunks(saved.plan, extras), write);
-    write(`Approval ${a.digest} (${a.status}), refused by ${a.guard} at ${a.createdAt}${a.usedByRun ? `, used by run ${a.usedByRun}` : ''}\n\n`);
-    writeLines(planTextLines(saved.plan, extras), write);
-  });
+  withStore(config, (store, db) =>
+    db.transaction(() => {
+      const a = find(store, digest);
+      const context = JSON.parse(a.context()) as PlanReportContext;
+      const extras = { quarantine: context.quarantine ?? [] };
+      const gathered = new GatheredChanges({ html: output === 'html', ...(context.memberDepartments ? { memberDepartments: context.memberDepartments } : {}) });
+      const sink = { each: (c: Change) => gathered.add(c), restart: () => gathered.restart() };
+      const { saved } = streamSavedPlan(() => a.savedPlan(), `approval ${a.digest}`, config.sync.id, new TrustStateStore(db, config.sync.id).planSigningKey(), sink);
+      const plan = gathered.reportPlan(saved.plan);
+      if (output === 'html') return write(renderReport(plan, gathered.html!, { ...context, approval: { digest: a.digest, status: a.status } }));
+      if (output === 'json') return writeApprovalJson({ ...approvalJson(a), inputs: saved.inputs }, planJsonChunks(plan, extras, undefined, storedChanges(a)), write);
+      write(`Approval ${a.digest} (${a.status}), refused by ${a.guard} at ${a.createdAt}${a.usedByRun ? `, used by run ${a.usedByRun}` : ''}\n\n`);
+      writeLines(planTextLines(plan, extras), write);
+    })(),
+  );
+}
+
+/** The HTML report as one string (bounded: at most HTML_ROWS_PER_TABLE rows per table). */
+function renderReport(plan: Plan, rows: PlanReportRows, ctx: PlanReportContext): string {
+  let html = '';
+  for (const chunk of reportHtmlChunks(plan, rows, ctx)) html += chunk;
+  return html;
+}
+
+/** The changes of an approval's stored plan, read again one by one (after streamSavedPlan checked it). */
+function* storedChanges(a: ApprovalRecord): Generator<Change> {
+  for (const c of jsonArrayElements(a.savedPlan(), ['plan', 'changes'])) yield c as Change;
 }
 
 /**

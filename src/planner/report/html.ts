@@ -7,7 +7,7 @@ import type { Change, Plan, PlanValue, QuarantineEntry } from '../../domain/inde
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { redactSecrets } from '../../shared/redact.js';
 import { summaryLine } from '../render.js';
-import { buildDepartmentTree, memberChangeKind, subtreeChanges, type ReportDepartment, type TreeNode } from './tree.js';
+import { departmentTreeOf, memberChangeKind, MemberChangeCounts, subtreeChanges, type ReportDepartment, type TreeNode } from './tree.js';
 
 /** What the report shows beside the plan. */
 export interface PlanReportContext {
@@ -54,14 +54,17 @@ export interface PlanReportOptions {
   full?: boolean;
 }
 
-/** One table: heading with the whole count, at most `limit` rows, and a line saying how many more there are. */
-function* table<T>(id: string, caption: string, rows: readonly T[], cols: Column<T>[], kind: (t: T) => string, limit: number): Generator<string> {
-  if (rows.length === 0) {
+/**
+ * One table: heading with the whole count, at most `limit` rows, and a line saying how many more there are. `total`:
+ * the table's count when `rows` holds only its first rows.
+ */
+function* table<T>(id: string, caption: string, rows: readonly T[], cols: Column<T>[], kind: (t: T) => string, limit: number, total = rows.length): Generator<string> {
+  if (total === 0) {
     yield `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (0)</h2><p>None.</p></section>`;
     return;
   }
   const head = cols.map((c) => `<th scope="col">${esc(c.head)}</th>`).join('');
-  yield `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (${rows.length})</h2>
+  yield `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${esc(caption)} (${total})</h2>
 <table id="${id}" class="filterable"><caption>${esc(caption)}</caption><thead><tr>${head}</tr></thead><tbody>
 `;
   const shown = Math.min(rows.length, limit);
@@ -74,7 +77,7 @@ function* table<T>(id: string, caption: string, rows: readonly T[], cols: Column
       buf = '';
     }
   }
-  const more = rows.length - shown;
+  const more = total - shown;
   const moreLine = more > 0 ? `<p class="more" id="${id}-more">… and ${more.toLocaleString('en-US')} more ${esc(caption.toLowerCase())} (the JSON output lists every change: <code>orgsync plan --output json</code>; <code>--full</code> lists every row here)</p>` : '';
   yield `${buf}
 </tbody></table>${moreLine}</section>`;
@@ -133,18 +136,64 @@ export function renderPlanHtml(plan: Plan, ctx: PlanReportContext = {}, options:
   return html;
 }
 
+/** One table of changes: how many, and the first rows. */
+interface ChangeTable {
+  count: number;
+  rows: Change[];
+}
+
+/** The tables of changes, in the order the report shows them. */
+const CHANGE_TABLES = ['create', 'update', 'suspend', 'remove', 'other'] as const;
+
+/**
+ * What the report shows of a plan's changes, gathered change by change (a saved plan of a million changes streams
+ * through `add`): each table's count and first rows, the department changes, and the member changes per department.
+ */
+export class PlanReportRows {
+  /** Per table of CHANGE_TABLES: how many changes, and the first `limit` in plan order. */
+  readonly tables: ChangeTable[] = CHANGE_TABLES.map(() => ({ count: 0, rows: [] }));
+  /** Every department change (the tree applies them). */
+  readonly departmentChanges: Change[] = [];
+  readonly members: MemberChangeCounts;
+
+  constructor(
+    private readonly limit: number,
+    memberDepartments?: Readonly<Record<string, string>>,
+  ) {
+    this.members = new MemberChangeCounts(memberDepartments);
+  }
+
+  /** Takes the next change in plan order. */
+  add(c: Change): void {
+    const t = this.tables[c.entity === 'members' ? CHANGE_TABLES.indexOf(memberChangeKind(c)) : CHANGE_TABLES.length - 1]!;
+    if (t.count++ < this.limit) t.rows.push(c);
+    if (c.entity === 'departments') this.departmentChanges.push(c);
+    else if (c.entity === 'members') this.members.add(c);
+  }
+}
+
+/** The rows a report lists unless `full`. */
+export const reportRowLimit = (options: PlanReportOptions): number => (options.full ? Number.POSITIVE_INFINITY : HTML_ROWS_PER_TABLE);
+
 /**
  * The report of `plan` in chunks: each table lists at most HTML_ROWS_PER_TABLE rows unless `full`, and with `full`
  * the rows stream, so a plan of a million changes never becomes one string.
  */
 export function* planHtmlChunks(plan: Plan, ctx: PlanReportContext = {}, options: PlanReportOptions = {}): Generator<string> {
-  const limit = options.full ? Number.POSITIVE_INFINITY : HTML_ROWS_PER_TABLE;
-  const members = plan.changes.filter((c) => c.entity === 'members');
-  const byKind = (k: string) => members.filter((c) => memberChangeKind(c) === k);
-  const others = plan.changes.filter((c) => c.entity !== 'members');
+  const rows = new PlanReportRows(reportRowLimit(options), ctx.memberDepartments);
+  for (const c of plan.changes) rows.add(c);
+  yield* reportHtmlChunks(plan, rows, ctx, options);
+}
+
+/**
+ * The report from rows gathered beforehand (PlanReportRows, with the same `full`): `plan` gives everything but the
+ * rows of changes (its changes are only counted, in the summary line).
+ */
+export function* reportHtmlChunks(plan: Plan, rows: PlanReportRows, ctx: PlanReportContext = {}, options: PlanReportOptions = {}): Generator<string> {
+  const limit = reportRowLimit(options);
   const blocked = blockedRecords(plan);
   const quarantine = ctx.quarantine ?? [];
-  const tree = buildDepartmentTree(plan, ctx.departments, ctx.memberDepartments);
+  const tree = departmentTreeOf(rows.departmentChanges, rows.members, ctx.departments);
   const countRows = ENTITY_KINDS.map((e) => `<tr><th scope="row">${e}</th>${CHANGE_OPS.map((op) => `<td>${plan.counts[e][op]}</td>`).join('')}</tr>`).join('');
   const refusal = plan.refusal
     ? `<section class="refusal" role="alert" aria-labelledby="refusal-h"><h2 id="refusal-h">Refused by the ${esc(plan.refusal.guard)} guard</h2><p>${esc(plan.refusal.message)}</p><p>Nothing of this plan was applied.${
@@ -183,12 +232,13 @@ ${refusal}
 </section>`;
   // A registered secret value never leaves the process, not even inside a record's field.
   yield redactSecrets(head);
+  const [creates, updates, suspensions, removals, others] = rows.tables as [ChangeTable, ChangeTable, ChangeTable, ChangeTable, ChangeTable];
   const tables = [
-    table('member-creates', 'Member creates', byKind('create'), changeCols([{ head: 'Fields', cell: (c) => fieldDiff(c) }]), () => 'create', limit),
-    table('member-updates', 'Member updates', byKind('update'), changeCols([{ head: 'Field: old → new', cell: fieldDiff }]), () => 'update', limit),
-    table('member-suspensions', 'Member suspensions', byKind('suspend'), changeCols(), () => 'suspend', limit),
-    table('member-removals', 'Member removals', byKind('remove'), changeCols(), () => 'remove', limit),
-    table('other-changes', 'Department and position changes', others, [{ head: 'Entity', cell: (c) => c.entity }, { head: 'Operation', cell: (c) => c.op }, ...changeCols([{ head: 'Field: old → new', cell: fieldDiff }])], kindOf, limit),
+    table('member-creates', 'Member creates', creates.rows, changeCols([{ head: 'Fields', cell: (c) => fieldDiff(c) }]), () => 'create', limit, creates.count),
+    table('member-updates', 'Member updates', updates.rows, changeCols([{ head: 'Field: old → new', cell: fieldDiff }]), () => 'update', limit, updates.count),
+    table('member-suspensions', 'Member suspensions', suspensions.rows, changeCols(), () => 'suspend', limit, suspensions.count),
+    table('member-removals', 'Member removals', removals.rows, changeCols(), () => 'remove', limit, removals.count),
+    table('other-changes', 'Department and position changes', others.rows, [{ head: 'Entity', cell: (c) => c.entity }, { head: 'Operation', cell: (c) => c.op }, ...changeCols([{ head: 'Field: old → new', cell: fieldDiff }])], kindOf, limit, others.count),
     table('warnings', 'Warnings', plan.warnings, [{ head: 'Code', cell: (w) => w.code }, { head: 'Entity', cell: (w) => w.entity }, { head: 'Source id', cell: (w) => w.thirdId }, { head: 'Message', cell: (w) => w.message }], () => 'warning', limit),
     table('blocked', 'Blocked records', blocked, [{ head: 'Entity', cell: (b) => b.entity }, { head: 'Source id', cell: (b) => b.sourceId }, { head: 'Reason', cell: (b) => b.reason }, { head: 'Message', cell: (b) => b.message }], () => 'blocked', limit),
     table('quarantined', 'Quarantined records', quarantine, [{ head: 'Entity', cell: (q) => q.entity }, { head: 'Source id', cell: (q) => q.source_id ?? '' }, { head: 'Source', cell: (q) => q.source }, { head: 'Location', cell: (q) => q.location }, { head: 'Reason', cell: (q) => q.reason }, { head: 'Message', cell: (q) => q.message }], () => 'quarantined', limit),

@@ -55,6 +55,38 @@ export function memberChangeKind(c: Change): 'create' | 'update' | 'suspend' | '
  * suspends or removes (their changes carry no department).
  */
 export function buildDepartmentTree(plan: Pick<Plan, 'changes'>, departments: readonly ReportDepartment[] = [], memberDepartments: Readonly<Record<string, string>> = {}): TreeNode[] {
+  const counts = new MemberChangeCounts(memberDepartments);
+  for (const c of plan.changes) if (c.entity === 'members') counts.add(c);
+  return departmentTreeOf(plan.changes, counts, departments);
+}
+
+/** A department's member changes by kind. */
+export type MemberCounts = TreeNode['members'];
+
+/**
+ * The member changes of a plan counted per department (the one a member is in or moves into), change by change: what
+ * the tree needs of a million member changes, kept in one entry per department.
+ */
+export class MemberChangeCounts {
+  readonly byDepartment = new Map<string, MemberCounts>();
+
+  constructor(private readonly memberDepartments: Readonly<Record<string, string>> = {}) {}
+
+  /** Counts one member change. */
+  add(c: Change): void {
+    const dept = refId(c.fields.department_id) || refId(c.before?.department_id) || (c.platformId ? this.memberDepartments[c.platformId] : undefined);
+    if (!dept) return;
+    let counts = this.byDepartment.get(dept);
+    if (!counts) this.byDepartment.set(dept, (counts = { create: 0, update: 0, suspend: 0, remove: 0 }));
+    counts[memberChangeKind(c)] += 1;
+  }
+}
+
+/**
+ * The tree of `departments` with the department changes among `changes` applied (the others are passed over) and
+ * the member changes `counts` counted.
+ */
+export function departmentTreeOf(changes: Iterable<Change>, counts: MemberChangeCounts, departments: readonly ReportDepartment[] = []): TreeNode[] {
   interface Work {
     node: TreeNode;
     parentId: string;
@@ -93,7 +125,7 @@ export function buildDepartmentTree(plan: Pick<Plan, 'changes'>, departments: re
     }
     return w;
   };
-  for (const c of plan.changes) {
+  for (const c of changes) {
     if (c.entity !== 'departments') continue;
     if (c.op === 'create') {
       const w = blank(c.id, typeof c.fields.name === 'string' ? c.fields.name : c.thirdId, parentOf(c.fields.parent_id));
@@ -117,11 +149,10 @@ export function buildDepartmentTree(plan: Pick<Plan, 'changes'>, departments: re
     } else w.node.marks.push('updated');
   }
   for (const m of moved) m.w.node.movedTo = path(m.to);
-  for (const c of plan.changes) {
-    if (c.entity !== 'members') continue;
-    const dept = refId(c.fields.department_id) || refId(c.before?.department_id) || (c.platformId ? memberDepartments[c.platformId] : undefined);
-    const w = dept ? nodes.get(dept) : undefined;
-    if (w) w.node.members[memberChangeKind(c)] += 1;
+  for (const [dept, n] of counts.byDepartment) {
+    const w = nodes.get(dept);
+    if (!w) continue;
+    for (const k of ['create', 'update', 'suspend', 'remove'] as const) w.node.members[k] += n[k];
   }
   const roots: TreeNode[] = [];
   for (const w of nodes.values()) {
