@@ -11,12 +11,7 @@
 import type { Change, DesiredMember, PlanRef, PlanValue } from '../../domain/index.js';
 import { MEMBER_CREATE_ACCESSORS, memberCreateFields } from '../../domain/index.js';
 import { normEmail, normPhone, normText } from '../normalise.js';
-
-const MEMBER = Symbol('member');
-
-interface Kept {
-  [MEMBER]: DesiredMember;
-}
+import { derived, keepInSlot, MEMBER, type KeptMember } from './kept-member.js';
 
 /** The POST body of a new member: `display_name`, `third_user_id`, then e-mail, phone, title and department when set. */
 export function sourceCreateFields(d: DesiredMember, department: string | PlanRef | undefined): Record<string, PlanValue> {
@@ -41,31 +36,26 @@ export interface Placement {
 
 const PLACEMENT = Symbol('placement');
 
-interface Placed extends Kept {
+interface Placed extends KeptMember {
   [PLACEMENT]: Placement;
 }
 
-function accessor(get: (this: Placed) => unknown): PropertyDescriptor {
-  return { get, enumerable: true, configurable: true };
-}
-
-const THIRD_ID = accessor(function () {
+const THIRD_ID = derived<Placed>(function () {
   return this[MEMBER].source_id;
 });
-const FIELDS = accessor(function () {
+const FIELDS = derived<Placed>(function () {
   return sourceCreateFields(this[MEMBER], this[PLACEMENT].department);
 });
-const PATHS = accessor(function () {
+const PATHS = derived<Placed>(function () {
   return this[PLACEMENT].paths;
 });
-const DEPENDS_ON = accessor(function () {
+const DEPENDS_ON = derived<Placed>(function () {
   return this[PLACEMENT].dependsOn;
 });
 const MISSING = 'missing on the platform';
 const REHIRE = 're-hire: the member left and is in the source again';
 /** The reason of most creates, and of a re-hire's: read from the descriptor, no slot per change. */
-const REASONS: Record<string, PropertyDescriptor> = { [MISSING]: accessor(() => MISSING), [REHIRE]: accessor(() => REHIRE) };
-const SLOT: PropertyDescriptor = { value: undefined, writable: true, enumerable: false, configurable: true };
+const REASONS: Record<string, PropertyDescriptor> = { [MISSING]: derived(() => MISSING), [REHIRE]: derived(() => REHIRE) };
 
 /** What a new member's create is made of. */
 export interface SourceCreateInit {
@@ -95,11 +85,8 @@ const SourceCreate = function (this: Change & Placed, init: SourceCreateInit) {
   Object.defineProperty(this, 'fields', FIELDS);
   Object.defineProperty(this, 'request', a.request);
   Object.defineProperty(this, 'dependsOn', DEPENDS_ON);
-  SLOT.value = init.member;
-  Object.defineProperty(this, MEMBER, SLOT);
-  SLOT.value = init.placement;
-  Object.defineProperty(this, PLACEMENT, SLOT);
-  SLOT.value = undefined;
+  keepInSlot(this, MEMBER, init.member);
+  keepInSlot(this, PLACEMENT, init.placement);
 } as unknown as new (init: SourceCreateInit) => Change;
 SourceCreate.prototype = Object.prototype;
 

@@ -8,46 +8,34 @@
  */
 import type { Change, DesiredMember, PlanRequest, PlanValue } from '../../domain/index.js';
 import { normText } from '../normalise.js';
-
-const MEMBER = Symbol('member');
-
-interface Kept {
-  [MEMBER]: DesiredMember;
-}
+import { derived, keepInSlot, MEMBER, type KeptMember as Kept } from './kept-member.js';
 
 const createIdOf = (k: Kept): string => `members:create:${k[MEMBER].source_id}`;
 const SUSPENDED_REASON = 'status suspended in the source';
 
-function accessor(get: (this: Kept) => unknown): PropertyDescriptor {
-  return { get, enumerable: true, configurable: true };
-}
 
 /** The change's properties, in suspendNewMember's order (create-member.ts). */
 const PROPERTIES: [string, PropertyDescriptor][] = [
-  ['id', accessor(function (this: Kept) { return `members:update:${this[MEMBER].source_id}`; })],
-  ['entity', accessor(() => 'members')],
-  ['op', accessor(() => 'update')],
-  ['thirdId', accessor(function (this: Kept) { return this[MEMBER].source_id; })],
-  ['description', accessor(function (this: Kept) { return `suspend new member "${normText(this[MEMBER].display_name)}"`; })],
-  ['reason', accessor(() => SUSPENDED_REASON)],
-  ['fields', accessor(suspendedFields)],
-  ['request', accessor(function (this: Kept): PlanRequest { return { method: 'PATCH', path: `/org/members/{ref:${createIdOf(this)}}`, body: suspendedFields() }; })],
-  ['dependsOn', accessor(function (this: Kept) { return [createIdOf(this)]; })],
-  ['completes', accessor(function (this: Kept) { return createIdOf(this); })],
+  ['id', derived<Kept>(function (this: Kept) { return `members:update:${this[MEMBER].source_id}`; })],
+  ['entity', derived(() => 'members')],
+  ['op', derived(() => 'update')],
+  ['thirdId', derived<Kept>(function (this: Kept) { return this[MEMBER].source_id; })],
+  ['description', derived<Kept>(function (this: Kept) { return `suspend new member "${normText(this[MEMBER].display_name)}"`; })],
+  ['reason', derived(() => SUSPENDED_REASON)],
+  ['fields', derived(suspendedFields)],
+  ['request', derived<Kept>(function (this: Kept): PlanRequest { return { method: 'PATCH', path: `/org/members/{ref:${createIdOf(this)}}`, body: suspendedFields() }; })],
+  ['dependsOn', derived<Kept>(function (this: Kept) { return [createIdOf(this)]; })],
+  ['completes', derived<Kept>(function (this: Kept) { return createIdOf(this); })],
 ];
 
 function suspendedFields(): Record<string, PlanValue> {
   return { status: 'suspended' };
 }
 
-const SLOT: PropertyDescriptor = { value: undefined, writable: true, enumerable: false, configurable: true };
-
 /** Builds the change (a constructor: V8 sizes the object at once); its prototype is Object.prototype, a plain object. */
 const SuspendNew = function (this: Kept, member: DesiredMember) {
   for (const [key, descriptor] of PROPERTIES) Object.defineProperty(this, key, descriptor);
-  SLOT.value = member;
-  Object.defineProperty(this, MEMBER, SLOT);
-  SLOT.value = undefined;
+  keepInSlot(this, MEMBER, member);
 } as unknown as new (member: DesiredMember) => Change;
 SuspendNew.prototype = Object.prototype;
 
