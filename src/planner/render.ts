@@ -2,6 +2,7 @@
 import type { BlockedRecord, Change, EntityKind, Plan, PlanValue, QuarantineEntry } from '../domain/index.js';
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
 import { accountingLines, accountingToJson, type RecordAccounting } from './report/accounting.js';
+import { joinedChunks } from '../shared/json-chunks.js';
 
 const SIGN: Record<string, string> = { create: '+', adopt: '@', update: '~', move: '>', remove: '-' };
 
@@ -315,20 +316,13 @@ export function* planJsonChunks(plan: Plan, extras: RenderExtras = {}, chunkSize
     yield `${frame}\n`;
     return;
   }
-  // Parts joined per chunk: a flat string for each write, not a rope of thousands of pieces.
-  let parts: string[] = [`${frame.slice(0, at)}\n  "changes": [`];
-  let size = 0;
+  yield* joinedChunks(planJsonPieces(frame, at, marker, changes), chunkSize);
+}
+
+/** The document's pieces: the frame up to its changes, each change indented as JSON.stringify would, the frame's rest. */
+function* planJsonPieces(frame: string, at: number, marker: string, changes: Iterable<Change>): Generator<string> {
+  yield `${frame.slice(0, at)}\n  "changes": [`;
   let i = 0;
-  for (const change of changes) {
-    const part = `${i++ === 0 ? '' : ','}\n    ${JSON.stringify(changeToJson(change), null, 2).replace(/\n/g, '\n    ')}`;
-    parts.push(part);
-    size += part.length;
-    if (size >= chunkSize) {
-      yield parts.join('');
-      parts = [];
-      size = 0;
-    }
-  }
-  parts.push(`\n  ]${frame.slice(at + marker.length)}\n`);
-  yield parts.join('');
+  for (const change of changes) yield `${i++ === 0 ? '' : ','}\n    ${JSON.stringify(changeToJson(change), null, 2).replace(/\n/g, '\n    ')}`;
+  yield `\n  ]${frame.slice(at + marker.length)}\n`;
 }

@@ -91,10 +91,17 @@ function* valuePieces(value: unknown, layout: JsonLayout, indent: string): Gener
  * `JSON.stringify(value)` (compact) or `canonicalJson(value)` (canonical).
  */
 export function* jsonChunks(value: unknown, layout: JsonLayout, chunkSize = JSON_CHUNK_SIZE): Generator<string> {
-  // Parts joined per chunk: one flat string for each write or hash update, not a rope of thousands of pieces.
+  yield* joinedChunks(valuePieces(value, layout, ''), chunkSize);
+}
+
+/**
+ * `pieces` joined into chunks of about `chunkSize` characters (whole pieces: a chunk never splits one). Joined per
+ * chunk: one flat string for each write or hash update, not a rope of thousands of pieces.
+ */
+export function* joinedChunks(pieces: Iterable<string>, chunkSize: number): Generator<string> {
   let parts: string[] = [];
   let size = 0;
-  for (const piece of valuePieces(value, layout, '')) {
+  for (const piece of pieces) {
     parts.push(piece);
     size += piece.length;
     if (size >= chunkSize) {
