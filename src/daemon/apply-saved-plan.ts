@@ -11,12 +11,13 @@ import type { RecordHistory } from '../mirror/record-history.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
 import { EXIT, OrgsyncError } from '../shared/errors.js';
 import { applyRound } from './pipeline/apply.js';
+import { collectStage } from './pipeline/collect.js';
 import { planStage } from './pipeline/plan.js';
 import { readSources } from './pipeline/read-sources.js';
 import { refreshStage } from './pipeline/refresh.js';
 import { partialExitCode, toFailure, type RunObserver, type RunParts, type RunSummary } from './pipeline/run-state.js';
 import { startRun, type RunContext } from './pipeline/start.js';
-import { ChangeCompactor } from './compact-changes.js';
+import { SavedChangeLoader } from './compact-changes.js';
 import { fileChunks, integrityFailed, mirrorStateHash, planRefused, sourceSnapshotHash, type SavedPlanFile } from './saved-plan.js';
 import { streamSavedPlan, type StreamedSavedPlan } from './saved-plan-stream.js';
 import { createRunTrust } from './trust.js';
@@ -83,23 +84,27 @@ function refuseStale(file: string, saved: Pick<SavedPlanFile, 'inputs' | 'create
 
 /**
  * The changes of the saved plan `file`, read again now that they are to be applied (issue 31 point 2: not held while
- * the sources are read and planned), each compacted; refused as on the first read if the file changed since.
+ * the sources are read and planned), each the change this run planned when it is the same (SavedChangeLoader);
+ * refused as on the first read if the file changed since.
  */
-function loadChanges(file: string, first: StreamedSavedPlan, syncId: string, key: Buffer): Change[] {
-  const compactor = new ChangeCompactor();
+function loadChanges(run: RunContext, file: string, first: StreamedSavedPlan, key: Buffer, replanned: readonly Change[]): Change[] {
+  const loader = new SavedChangeLoader(replanned);
   const changes: Change[] = [];
-  const sink = { each: (c: Change) => changes.push(compactor.compact(c)), restart: () => (changes.length = 0) };
-  const again = streamSavedPlan(() => fileChunks(file), file, syncId, key, sink);
+  const each = (c: Change, index: number, canonical: string): void => {
+    changes.push(loader.take(c, index, canonical));
+  };
+  const again = streamSavedPlan(() => fileChunks(file), file, run.settings.syncId, key, { each, restart: () => (changes.length = 0) });
   // Another plan signed by this state DB put in its place since the first read: not the plan that was checked.
   if (again.saved.integrity !== first.saved.integrity || changes.length !== first.changeCount) throw integrityFailed(file);
+  run.deps.logger.debug({ file, as_planned: loader.counts.planned, as_saved: loader.counts.parsed }, 'saved plan loaded');
   return changes;
 }
 
 /**
  * Applies a saved plan: checks the file, refreshes the mirror, re-reads the sources, refuses (PLAN_REFUSED, exit 2)
  * when either hash differs, then executes exactly the plan's changes. Returns the run summary. The file is read
- * twice, change by change: checked first (nothing kept but its head), loaded once the sources were read and planned
- * and let go.
+ * twice, change by change: checked first (nothing kept but its head), loaded once the sources were read and planned,
+ * each saved change that equals the one planned at its place held as that planned change.
  */
 export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise<RunSummary> {
   const run = startRun({ ...deps, trust: createRunTrust(deps.trust, deps.config, deps.mirror) }, { mode: 'apply' });
@@ -107,9 +112,15 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
   const checked = streamSavedPlan(() => fileChunks(file), file, run.settings.syncId, key, { each: () => undefined });
   const saved = checked.saved;
   refuseGuarded(file, saved.plan);
-  // In a function of its own: the source records are let go when it returns, before the saved changes are loaded.
+  // Collected between the stages of a large plan (./pipeline/collect.ts): each leaves its garbage behind.
+  await collectStage('check', checked.changeCount, deps.logger);
+  // In a function of its own: what the sources and the planner built and the changes do not hold is let go when
+  // it returns, before the saved changes are loaded.
   const read = await readAndPlan(run, deps, file, checked);
-  const plan: Plan = { ...saved.plan, changes: loadChanges(file, checked, run.settings.syncId, key) };
+  await collectStage('plan', checked.changeCount, deps.logger);
+  const plan: Plan = { ...saved.plan, changes: loadChanges(run, file, checked, key, read.replanned) };
+  read.replanned = [];
+  await collectStage('load', checked.changeCount, deps.logger);
   if (read.desired) run.observer?.onPlan?.(plan, read.desired);
   run.observer?.onApplyStart?.(plan.changes.length);
   const history = run.writes.history(undefined);
@@ -125,10 +136,10 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
 
 /**
  * Refreshes the mirror and reads the sources, refusing the plan when either changed since it was made, and plans for
- * the trust state. Returns what the apply needs of it: the quarantine, the trust commit, and the desired state only
- * when an observer is given it.
+ * the trust state. Returns what the apply needs of it: the quarantine, the trust commit, the changes planned (what
+ * the saved ones are compared with as they are loaded), and the desired state only when an observer is given it.
  */
-async function readAndPlan(run: RunContext, deps: SavedPlanDeps, file: string, checked: StreamedSavedPlan): Promise<{ quarantine: DesiredState['quarantine']; commitTrust: (() => void) | undefined; desired?: DesiredState }> {
+async function readAndPlan(run: RunContext, deps: SavedPlanDeps, file: string, checked: StreamedSavedPlan): Promise<{ quarantine: DesiredState['quarantine']; commitTrust: (() => void) | undefined; replanned: readonly Change[]; desired?: DesiredState }> {
   const saved = checked.saved;
   await refreshStage(deps, run.settings.refresh);
   run.lap('refreshMs');
@@ -136,11 +147,13 @@ async function readAndPlan(run: RunContext, deps: SavedPlanDeps, file: string, c
   const desired = await readSources(deps);
   run.lap('sourcesMs');
   refuseStale(file, saved, { sourceHash: sourceSnapshotHash(desired) });
+  await collectStage('sources', desired.members.length + desired.departments.length, deps.logger);
   deps.logger.info({ file, changes: checked.changeCount, created_at: saved.created_at }, 'applying a saved plan');
   // The trust state advances as in a sync run (missing-since counters, source counts, scope): the plan of this run
-  // is made for its trust observation only; the saved plan is what is applied. Only the trust's commit is kept (it
-  // uses no `this`): the prepared trust's filter holds the desired state.
-  const commitTrust = planStage(run, desired).trust?.commit;
+  // is made for its trust observation, and its changes stand in for the saved ones they equal; the saved plan is
+  // what is applied. Only the trust's commit is kept (it uses no `this`): the prepared trust's filter holds the
+  // desired state.
+  const planned = planStage(run, desired);
   run.lap('planMs');
-  return { quarantine: desired.quarantine, commitTrust, ...(run.observer?.onPlan ? { desired } : {}) };
+  return { quarantine: desired.quarantine, commitTrust: planned.trust?.commit, replanned: planned.plan.changes, ...(run.observer?.onPlan ? { desired } : {}) };
 }

@@ -6,6 +6,7 @@
  * changes read the same: only identity is shared, and the applier never writes into a change.
  */
 import type { Change, PlanValue } from '../domain/index.js';
+import { canonicalJson } from '../shared/json-chunks.js';
 
 /** Strings longer than this are not interned (names, e-mails and descriptions are unique; words repeat). */
 const INTERN_MAX_LENGTH = 48;
@@ -80,4 +81,29 @@ function sameRecord(a: Record<string, PlanValue>, b: Record<string, PlanValue>):
     if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object' || JSON.stringify(x) !== JSON.stringify(y)) return false;
   }
   return true;
+}
+
+/**
+ * The saved changes as `apply FILE` keeps them (issue 31 point 2): a parsed saved change whose signed (canonical)
+ * text is exactly that of the change this run planned at the same place is that planned change, compact and already
+ * held (same inputs make the same plan, so nearly always); any other is the parsed change, compacted. Either way the
+ * change applied reads exactly as the signed file says.
+ */
+export class SavedChangeLoader {
+  private readonly compactor = new ChangeCompactor();
+  /** How many saved changes the planned ones stood in for, and how many were kept as parsed. */
+  readonly counts = { planned: 0, parsed: 0 };
+
+  constructor(private readonly planned: readonly Change[]) {}
+
+  /** The change to apply for the saved change `parsed` at `index`, whose canonical JSON is `canonical`. */
+  take(parsed: Change, index: number, canonical: string): Change {
+    const planned = this.planned[index];
+    if (planned !== undefined && canonicalJson(planned) === canonical) {
+      this.counts.planned += 1;
+      return planned;
+    }
+    this.counts.parsed += 1;
+    return this.compactor.compact(parsed);
+  }
 }

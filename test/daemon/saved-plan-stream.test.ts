@@ -5,11 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ChangeCompactor } from '../../src/daemon/compact-changes.js';
+import { ChangeCompactor, SavedChangeLoader } from '../../src/daemon/compact-changes.js';
 import { buildSavedPlan, parseSavedPlanChunks, savedPlanChunks, type SavedPlanFile } from '../../src/daemon/saved-plan.js';
 import { streamSavedPlan } from '../../src/daemon/saved-plan-stream.js';
 import type { Change, Plan } from '../../src/domain/index.js';
-import { CHANGE_OPS, countChanges, PLAN_FORMAT_VERSION } from '../../src/domain/index.js';
+import { CHANGE_OPS, countChanges, memberCreateChange, PLAN_FORMAT_VERSION } from '../../src/domain/index.js';
 import { planJsonChunks, planTextLines } from '../../src/planner/render.js';
 import { GatheredChanges } from '../../src/planner/report/gathered.js';
 import { planHtmlChunks, reportHtmlChunks } from '../../src/planner/report/html.js';
@@ -216,5 +216,43 @@ describe('ChangeCompactor', () => {
     expect(byDept.length).toBeGreaterThan(1);
     expect(byDept[1]!.dependsOn).toBe(byDept[0]!.dependsOn);
     expect(byDept[1]!.fields.department_id).toBe(byDept[0]!.fields.department_id);
+  });
+});
+
+describe('SavedChangeLoader', () => {
+  /** The changes `apply FILE` keeps of `saved` when this run planned `planned`, and the loader's counts. */
+  function load(saved: SavedPlanFile, planned: readonly Change[]) {
+    const loader = new SavedChangeLoader(planned);
+    const changes: Change[] = [];
+    streamSavedPlan(() => cut(textOf(saved), 5), 'plan.json', SYNC, KEY, { each: (c, i, canonical) => changes.push(loader.take(c, i, canonical)) });
+    return { changes, counts: loader.counts };
+  }
+
+  it('keeps the planned change where it is the saved one, the parsed saved change wherever it differs or is missing', () => {
+    const plan = planOf(300, 11);
+    const replanned = plan.changes.slice(0, 290);
+    // The re-plan differs at 7 (another reason) and 8 (its keys in another order only: the same change).
+    replanned[7] = { ...replanned[7]!, reason: 'planned otherwise' };
+    const { id, ...rest } = replanned[8]!;
+    replanned[8] = { ...rest, id } as Change;
+    const { changes, counts } = load(savedOf(plan), replanned);
+    expect(counts).toEqual({ planned: 289, parsed: 11 });
+    expect(changes[0]).toBe(replanned[0]);
+    expect(changes[8]).toBe(replanned[8]);
+    expect(changes[7]).not.toBe(replanned[7]);
+    expect(changes[7]!.reason).toBe(plan.changes[7]!.reason);
+    expect(changes[295]).not.toBe(plan.changes[295]);
+    // What is applied reads exactly as the signed file.
+    expect([...jsonChunks(changes, 'canonical')].join('')).toBe([...jsonChunks(plan.changes, 'canonical')].join(''));
+  });
+
+  it('takes the planner\'s compact member creates for the saved ones they equal', () => {
+    const creates = Array.from({ length: 50 }, (_, i) =>
+      memberCreateChange({ id: `members:create:E${i}`, thirdId: `E${i}`, reason: 'missing on the platform', fields: { display_name: `Person ${i}`, third_user_id: `E${i}`, department_id: { ref: 'departments:create:D1' } }, dependsOn: ['departments:create:D1'], paths: { department_id: { after: '/Acme/D1' } } }),
+    );
+    const plan: Plan = { ...planOf(0, 1), changes: creates, counts: countChanges(creates) };
+    const { changes, counts } = load(savedOf(plan), creates);
+    expect(counts).toEqual({ planned: 50, parsed: 0 });
+    changes.forEach((c, i) => expect(c).toBe(creates[i]));
   });
 });
