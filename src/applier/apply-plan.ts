@@ -153,7 +153,12 @@ export function logChangeResult(log: Logger, r: ChangeResult, dryRun: boolean): 
 /** The counts of an apply as results arrive; keeps only the results asked for (with their plan position). */
 class Tally {
   readonly finished: Uint8Array;
-  readonly kept: { i: number; r: ChangeResult }[] = [];
+  /**
+   * The kept results and their plan positions, side by side (not one pair object per result: a stopped apply of a
+   * million changes keeps a million not-started results).
+   */
+  private readonly keptAt: number[] = [];
+  private readonly kept: ChangeResult[] = [];
   readonly applied = emptyCounts();
   readonly byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
   /** Member creates whose pending note can go (certainly not sent, or answered with a conflict). */
@@ -172,14 +177,21 @@ class Tally {
     const c = r.change;
     const ok = r.status === 'applied' || r.status === 'adopted';
     if (ok) this.applied[c.entity][c.op] += 1;
-    if (this.keepAll || !ok) this.kept.push({ i, r });
+    if (this.keepAll || !ok) {
+      this.keptAt.push(i);
+      this.kept.push(r);
+    }
     if (c.entity === 'members' && c.op === 'create' && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict')) this.settledCreates.push(c.thirdId);
   }
 
-  /** The kept results in plan order. */
+  /** The kept results in plan order (as kept when they came in order, as they mostly do). */
   results(): ChangeResult[] {
-    this.kept.sort((a, b) => a.i - b.i);
-    return this.kept.map((k) => k.r);
+    const at = this.keptAt;
+    let ordered = true;
+    for (let k = 1; k < at.length && ordered; k++) ordered = at[k - 1]! < at[k]!;
+    if (ordered) return this.kept;
+    const order = Array.from(at.keys()).sort((a, b) => at[a]! - at[b]!);
+    return order.map((k) => this.kept[k]!);
   }
 }
 

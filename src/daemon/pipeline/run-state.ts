@@ -209,19 +209,55 @@ export function partialExitCode(summary: Pick<RunSummary, 'failures' | 'notStart
   return summary.failures.length > 0 || summary.notStarted.length > 0 ? EXIT.PARTIAL : onQuarantine;
 }
 
-/** A change that did not succeed, as the summary lists it. */
-export function toFailure(r: ChangeResult): RunFailure {
+/** Where a failure keeps its result: a non-enumerable own property, so JSON, spreads and Object.keys never see it. */
+const RESULT = Symbol('result');
+const RESULT_SLOT: PropertyDescriptor = { value: undefined, writable: false, enumerable: false, configurable: true };
+
+/** A key of a failure, read from its result when read. */
+function fromResult(read: (r: ChangeResult) => unknown): PropertyDescriptor {
   return {
-    id: r.change.id,
-    entity: r.change.entity,
-    op: r.change.op,
-    thirdId: r.change.thirdId,
-    ...(r.platformId ?? r.change.platformId ? { platformId: (r.platformId ?? r.change.platformId)! } : {}),
-    status: r.status,
-    message: r.message ?? r.status,
+    get(this: { [RESULT]: ChangeResult }): unknown {
+      return read(this[RESULT]);
+    },
+    enumerable: true,
+    configurable: true,
   };
 }
 
+const platformIdOf = (r: ChangeResult): string | undefined => r.platformId ?? r.change.platformId;
+const FAILURE_KEYS = {
+  id: fromResult((r) => r.change.id),
+  entity: fromResult((r) => r.change.entity),
+  op: fromResult((r) => r.change.op),
+  thirdId: fromResult((r) => r.change.thirdId),
+  platformId: fromResult(platformIdOf),
+  status: fromResult((r) => r.status),
+  message: fromResult((r) => r.message ?? r.status),
+} as const;
+
+/**
+ * A failure as the summary lists it, read from its result (issue 31): a stopped apply of a million changes lists a
+ * million not-started ones, each here one slot (no copy of its keys, no id string built for it). Its keys are own
+ * enumerable accessors in toFailure's order, so JSON, spreads and comparisons see the plain failure.
+ */
+const ResultFailure = function (this: RunFailure, r: ChangeResult) {
+  Object.defineProperty(this, 'id', FAILURE_KEYS.id);
+  Object.defineProperty(this, 'entity', FAILURE_KEYS.entity);
+  Object.defineProperty(this, 'op', FAILURE_KEYS.op);
+  Object.defineProperty(this, 'thirdId', FAILURE_KEYS.thirdId);
+  if (platformIdOf(r)) Object.defineProperty(this, 'platformId', FAILURE_KEYS.platformId);
+  Object.defineProperty(this, 'status', FAILURE_KEYS.status);
+  Object.defineProperty(this, 'message', FAILURE_KEYS.message);
+  RESULT_SLOT.value = r;
+  Object.defineProperty(this, RESULT, RESULT_SLOT);
+  RESULT_SLOT.value = undefined;
+} as unknown as new (r: ChangeResult) => RunFailure;
+ResultFailure.prototype = Object.prototype;
+
+/** A change that did not succeed, as the summary lists it: `id`, `entity`, `op`, `thirdId`, `platformId` (when known), `status`, `message`. */
+export function toFailure(r: ChangeResult): RunFailure {
+  return new ResultFailure(r);
+}
 
 /** Results per status, all zero. */
 export const zeroByStatus = (): Record<ChangeStatus, number> => ({ applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 });
