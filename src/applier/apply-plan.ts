@@ -125,6 +125,12 @@ export interface ApplyResult {
   stopped: boolean;
   /** Why the apply stopped starting writes, when it did. */
   stopReason?: StopReason;
+  /**
+   * keep `unsuccessful`: the changes left unstarted when the apply stopped (or reached sync.max_failures), by plan
+   * position, and why; they are not in `results` (a stopped apply of a million changes holds no million results).
+   * Absent when there were none, and with keep `all` (they are in `results`).
+   */
+  notStarted?: { positions: readonly number[]; message: string };
 }
 
 const emptyCounts = (): ApplyCounts => {
@@ -159,6 +165,8 @@ class Tally {
    */
   private readonly keptAt: number[] = [];
   private readonly kept: ChangeResult[] = [];
+  /** keep `unsuccessful`: the positions of the changes left unstarted at the end, kept without their results. */
+  readonly leftUnstarted: number[] = [];
   readonly applied = emptyCounts();
   readonly byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
   /** Member creates whose pending note can go (certainly not sent, or answered with a conflict). */
@@ -182,6 +190,15 @@ class Tally {
       this.kept.push(r);
     }
     if (c.entity === 'members' && c.op === 'create' && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict')) this.settledCreates.push(c.thirdId);
+  }
+
+  /** A change left unstarted at the end of the apply: its result kept (keep all), or only its position. */
+  addUnstarted(r: ChangeResult, i: number): void {
+    if (this.keepAll) return this.add(r, i);
+    this.finished[i] = 1;
+    this.byStatus.not_started += 1;
+    this.leftUnstarted.push(i);
+    if (r.change.entity === 'members' && r.change.op === 'create') this.settledCreates.push(r.change.thirdId);
   }
 
   /** The kept results in plan order (as kept when they came in order, as they mostly do). */
@@ -300,8 +317,10 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   for (let i = 0; i < changes.length; i++) {
     if (tally.finished[i]) continue;
     const c = changes[i]!;
-    const r: ChangeResult = status.at(i) === 'not_started' ? { change: c, status: 'not_started', message: why } : { change: c, status: 'failed', message: 'not recorded' };
-    tally.add(r, i);
+    const unstarted = status.at(i) === 'not_started';
+    const r: ChangeResult = unstarted ? { change: c, status: 'not_started', message: why } : { change: c, status: 'failed', message: 'not recorded' };
+    if (unstarted) tally.addUnstarted(r, i);
+    else tally.add(r, i);
     // Counted (metrics, progress) like every other outcome, but not logged one by one: there may be thousands.
     options.onResult?.(r);
   }
@@ -309,7 +328,8 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
   await executor.after(tally.settledCreates, ctx);
   await batcher.flush();
   const reason = stop.reason;
-  return { results: tally.results(), applied: tally.applied, byStatus: tally.byStatus, stopped: reason !== undefined, ...(reason ? { stopReason: reason } : {}) };
+  const notStarted = tally.leftUnstarted.length > 0 ? { notStarted: { positions: tally.leftUnstarted, message: why } } : {};
+  return { results: tally.results(), applied: tally.applied, byStatus: tally.byStatus, stopped: reason !== undefined, ...(reason ? { stopReason: reason } : {}), ...notStarted };
 }
 
 /** Change id -> platform id of the record it created (or took over), for the ids in `keep` only. */

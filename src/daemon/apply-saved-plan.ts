@@ -15,6 +15,7 @@ import { collectStage } from './pipeline/collect.js';
 import { planStage } from './pipeline/plan.js';
 import { readSources } from './pipeline/read-sources.js';
 import { refreshStage } from './pipeline/refresh.js';
+import { notStartedOf } from './pipeline/not-started.js';
 import { partialExitCode, toFailure, type RunObserver, type RunParts, type RunSummary } from './pipeline/run-state.js';
 import { startRun, type RunContext } from './pipeline/start.js';
 import { SavedChangeLoader } from './compact-changes.js';
@@ -40,7 +41,7 @@ function refuseGuarded(file: string, plan: Plan): void {
 /** The summary of an applied saved plan (its own outcome rules: no re-plan, so deferred changes count as failures). */
 function savedPlanSummary(run: RunContext, plan: Plan, quarantine: DesiredState['quarantine'], result: ApplyResult): RunSummary {
   const failures = result.results.filter((r) => r.status !== 'applied' && r.status !== 'adopted' && r.status !== 'skipped_admin' && r.status !== 'not_started').map(toFailure);
-  const notStarted = result.results.filter((r) => r.status === 'not_started').map(toFailure);
+  const notStarted = notStartedOf(result, plan.changes);
   // A lost lease or a refused credential fails the apply (as in a sync); a shutdown only stops it.
   const halted = result.stopReason && result.stopReason.kind !== 'shutdown' ? result.stopReason : undefined;
   const partial = failures.length > 0 || notStarted.length > 0 || quarantine.length > 0;
@@ -122,6 +123,8 @@ export async function applySavedPlan(deps: SavedPlanDeps, file: string): Promise
   read.replanned = [];
   await collectStage('load', checked.changeCount, deps.logger);
   if (read.desired) run.observer?.onPlan?.(plan, read.desired);
+  // What the observer needed the source records for is done: the changes hold what the apply needs of them.
+  delete read.desired;
   run.observer?.onApplyStart?.(plan.changes.length);
   const history = run.writes.history(undefined);
   const result = await applyRound(run, plan.changes, (r: ChangeResult) => {

@@ -106,6 +106,23 @@ describe('create collisions', () => {
     expect(res.applied.departments.create).toBe(2);
   });
 
+  it("keep: 'unsuccessful' gives the changes left unstarted by a stop as positions, not results; keep 'all' as results", async () => {
+    world = await SyncWorld.start();
+    const w = world;
+    const changes = [createDept('ops', 'Ops'), createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' })];
+    const seen: string[] = [];
+    const stopped = await applyChanges(changes, deps(w), { ...APPLY, keep: 'unsuccessful', signal: AbortSignal.abort(), onResult: (r) => seen.push(`${r.change.id} ${r.status}`) });
+    expect(stopped.results).toEqual([]);
+    expect(stopped.notStarted).toEqual({ positions: [0, 1, 2], message: 'not started: the run was asked to stop' });
+    expect(stopped.byStatus.not_started).toBe(3);
+    expect(stopped.stopped).toBe(true);
+    expect(seen).toEqual(['departments:create:ops not_started', 'departments:create:eng not_started', 'departments:create:eng-be not_started']);
+    const all = await applyChanges(changes, deps(w), { ...APPLY, signal: AbortSignal.abort() });
+    expect(all.notStarted).toBeUndefined();
+    expect(all.results.map((r) => [r.change.id, r.status, r.message])).toEqual(changes.map((c) => [c.id, 'not_started', 'not started: the run was asked to stop']));
+    expect(await w.api('GET', '/org/departments?limit=200')).toMatchObject({ items: expect.not.arrayContaining([expect.objectContaining({ name: 'Ops' })]) });
+  });
+
   it('member_exists: adopts by e-mail when configured, otherwise reports', async () => {
     world = await SyncWorld.start('id: hr-sync\n  adopt: { members: [email] }');
     const w = world;

@@ -10,6 +10,7 @@ import { COLLECT_FROM_RECORDS, collectEvery } from './collect.js';
 import type { Gate } from './guard.js';
 import { replan, type Planned } from './plan.js';
 import { refreshStage } from './refresh.js';
+import { appendFailures, notStartedOf } from './not-started.js';
 import { toFailure, type RunSummary } from './run-state.js';
 import { narrow, type Selected } from './select.js';
 import type { RunContext } from './start.js';
@@ -42,8 +43,8 @@ export function applyRound(run: RunContext, changes: readonly Change[], onResult
   );
 }
 
-/** Adds a round's outcome to the summary; returns its deferred changes (the platform changed under them). */
-export function tallyRound(summary: RunSummary, result: ApplyResult): ChangeResult[] {
+/** Adds a round's outcome (of applying `changes`) to the summary; returns its deferred changes (the platform changed under them). */
+export function tallyRound(summary: RunSummary, result: ApplyResult, changes: readonly Change[]): ChangeResult[] {
   for (const e of ENTITY_KINDS) for (const op of Object.keys(result.applied[e]) as (keyof ApplyCounts[EntityKind])[]) summary.applied[e][op] += result.applied[e][op];
   summary.byStatus.applied += result.byStatus.applied;
   summary.byStatus.adopted += result.byStatus.adopted;
@@ -56,9 +57,12 @@ export function tallyRound(summary: RunSummary, result: ApplyResult): ChangeResu
     }
     summary.byStatus[r.status] += 1;
     if (r.status === 'skipped_admin') summary.skippedAdmin += 1;
-    if (r.status === 'not_started') summary.notStarted.push(toFailure(r));
-    else if (r.status === 'failed' || r.status === 'conflict' || r.status === 'skipped') summary.failures.push(toFailure(r));
+    if (r.status === 'failed' || r.status === 'conflict' || r.status === 'skipped') summary.failures.push(toFailure(r));
   }
+  // Those left unstarted at the end are not among the results, only counted there.
+  summary.byStatus.not_started += result.notStarted?.positions.length ?? 0;
+  const notStarted = notStartedOf(result, changes);
+  if (notStarted.length > 0) summary.notStarted = summary.notStarted.length === 0 ? notStarted : appendFailures(summary.notStarted, notStarted);
   return deferred;
 }
 
@@ -133,7 +137,7 @@ export async function applyStage(run: RunContext, gate: Extract<Gate, { kind: 'g
     else run.observer?.onReplan?.(round, changes.length);
     const result = await applyRound(run, changes, onResult);
     history?.flush();
-    const deferred = tallyRound(summary, result);
+    const deferred = tallyRound(summary, result, changes);
     const stopped = stoppedRound(run, summary, result, deferred);
     if (stopped) return { ended: stopped, results };
     if (deferred.length === 0) break;
