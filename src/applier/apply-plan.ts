@@ -130,7 +130,7 @@ export interface ApplyResult {
    * position, and why; they are not in `results` (a stopped apply of a million changes holds no million results).
    * Absent when there were none, and with keep `all` (they are in `results`).
    */
-  notStarted?: { positions: readonly number[]; message: string };
+  notStarted?: { positions: ArrayLike<number>; message: string };
 }
 
 const emptyCounts = (): ApplyCounts => {
@@ -156,9 +156,19 @@ export function logChangeResult(log: Logger, r: ChangeResult, dryRun: boolean): 
   else if (r.status !== 'skipped') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, error: r.message }, 'change not applied');
 }
 
-/** The counts of an apply as results arrive; keeps only the results asked for (with their plan position). */
+/** The member creates whose pending note can go: how many, and their third ids. */
+interface SettledCreates extends Iterable<string> {
+  readonly size: number;
+}
+
+/**
+ * The counts of an apply as results arrive; keeps only the results asked for (with their plan position). What it
+ * keeps per change at the end of a stopped apply, where a million may be left unstarted, is sized once (a growing
+ * array leaves its outgrown copies in the large-object space until a full collection).
+ */
 class Tally {
   readonly finished: Uint8Array;
+  private finishedCount = 0;
   /**
    * The kept results and their plan positions, side by side (not one pair object per result: a stopped apply of a
    * million changes keeps a million not-started results).
@@ -166,21 +176,23 @@ class Tally {
   private readonly keptAt: number[] = [];
   private readonly kept: ChangeResult[] = [];
   /** keep `unsuccessful`: the positions of the changes left unstarted at the end, kept without their results. */
-  readonly leftUnstarted: number[] = [];
+  private unstarted = new Uint32Array(0);
+  private unstartedCount = 0;
+  /** Positions of member creates whose pending note can go (certainly not sent, or answered with a conflict). */
+  private readonly settledAt: number[] = [];
   readonly applied = emptyCounts();
   readonly byStatus: Record<ChangeStatus, number> = { applied: 0, adopted: 0, failed: 0, conflict: 0, deferred: 0, skipped: 0, skipped_admin: 0, not_started: 0 };
-  /** Member creates whose pending note can go (certainly not sent, or answered with a conflict). */
-  readonly settledCreates: string[] = [];
 
   constructor(
-    size: number,
+    private readonly changes: readonly Change[],
     private readonly keepAll: boolean,
   ) {
-    this.finished = new Uint8Array(size);
+    this.finished = new Uint8Array(changes.length);
   }
 
   add(r: ChangeResult, i: number): void {
     this.finished[i] = 1;
+    this.finishedCount += 1;
     this.byStatus[r.status] += 1;
     const c = r.change;
     const ok = r.status === 'applied' || r.status === 'adopted';
@@ -189,16 +201,38 @@ class Tally {
       this.keptAt.push(i);
       this.kept.push(r);
     }
-    if (c.entity === 'members' && c.op === 'create' && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict')) this.settledCreates.push(c.thirdId);
+    if (isMemberCreate(c) && (r.status === 'skipped' || r.status === 'not_started' || r.status === 'conflict')) this.settledAt.push(i);
   }
 
   /** A change left unstarted at the end of the apply: its result kept (keep all), or only its position. */
   addUnstarted(r: ChangeResult, i: number): void {
     if (this.keepAll) return this.add(r, i);
+    // Sized once, for every change not finished yet: the rest are all left unstarted or unrecorded.
+    if (this.unstarted.length === 0) this.unstarted = new Uint32Array(this.finished.length - this.finishedCount);
     this.finished[i] = 1;
+    this.finishedCount += 1;
     this.byStatus.not_started += 1;
-    this.leftUnstarted.push(i);
-    if (r.change.entity === 'members' && r.change.op === 'create') this.settledCreates.push(r.change.thirdId);
+    this.unstarted[this.unstartedCount++] = i;
+  }
+
+  /** The positions of the changes left unstarted (keep `unsuccessful`). */
+  leftUnstarted(): Uint32Array {
+    return this.unstarted.subarray(0, this.unstartedCount);
+  }
+
+  /** The member creates whose pending note can go: settled during the apply, and those left unstarted. */
+  settledCreates(): SettledCreates {
+    const { changes, settledAt } = this;
+    const left = this.leftUnstarted();
+    let size = settledAt.length;
+    for (const i of left) if (isMemberCreate(changes[i]!)) size += 1;
+    return {
+      size,
+      *[Symbol.iterator]() {
+        for (const i of settledAt) yield changes[i]!.thirdId;
+        for (const i of left) if (isMemberCreate(changes[i]!)) yield changes[i]!.thirdId;
+      },
+    };
   }
 
   /** The kept results in plan order (as kept when they came in order, as they mostly do). */
@@ -211,6 +245,8 @@ class Tally {
     return order.map((k) => this.kept[k]!);
   }
 }
+
+const isMemberCreate = (c: Change): boolean => c.entity === 'members' && c.op === 'create';
 
 /**
  * The step context of an apply: the fenced port, the created ids, the serial refresh, and the state-DB writes,
@@ -276,7 +312,7 @@ function notStartedWhy(stop: ApplyStop, options: ApplyOptions): string {
 
 /** Executes `changes` (in plan order; independent ones in parallel) and reports every change's outcome. */
 export async function applyChanges(changes: readonly Change[], deps: ApplierDeps, options: ApplyOptions): Promise<ApplyResult> {
-  const tally = new Tally(changes.length, options.keep !== 'unsuccessful');
+  const tally = new Tally(changes, options.keep !== 'unsuccessful');
   const dryRun = options.dryRun === true;
   // One stop for every stop condition (./stop.ts): the shutdown signal is one of them.
   const stop = new ApplyStop(options.gates);
@@ -325,10 +361,11 @@ export async function applyChanges(changes: readonly Change[], deps: ApplierDeps
     options.onResult?.(r);
   }
   options.signal?.removeEventListener('abort', onShutdown);
-  await executor.after(tally.settledCreates, ctx);
+  await executor.after(tally.settledCreates(), ctx);
   await batcher.flush();
   const reason = stop.reason;
-  const notStarted = tally.leftUnstarted.length > 0 ? { notStarted: { positions: tally.leftUnstarted, message: why } } : {};
+  const left = tally.leftUnstarted();
+  const notStarted = left.length > 0 ? { notStarted: { positions: left, message: why } } : {};
   return { results: tally.results(), applied: tally.applied, byStatus: tally.byStatus, stopped: reason !== undefined, ...(reason ? { stopReason: reason } : {}), ...notStarted };
 }
 
@@ -375,7 +412,7 @@ interface Executor {
   before(changes: readonly Change[], ctx: StepContext): Promise<void>;
   step: Step;
   /** After the last change, with the third ids of the member creates certainly not sent or answered with a conflict. */
-  after(settledCreates: readonly string[], ctx: StepContext): Promise<void>;
+  after(settledCreates: SettledCreates, ctx: StepContext): Promise<void>;
 }
 
 /** Resolves PlanRefs in a request body to the platform ids created earlier in the run. */
@@ -444,7 +481,7 @@ const realExecutor: Executor = {
   },
   step: (c, ctx) => realStep(c, ctx),
   async after(settled, ctx) {
-    if (settled.length === 0) return;
+    if (settled.size === 0) return;
     ctx.record(() => {
       for (const thirdId of settled) ctx.deps.ownership.endCreate('members', thirdId);
     });

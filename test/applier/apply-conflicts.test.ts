@@ -109,14 +109,21 @@ describe('create collisions', () => {
   it("keep: 'unsuccessful' gives the changes left unstarted by a stop as positions, not results; keep 'all' as results", async () => {
     world = await SyncWorld.start();
     const w = world;
-    const changes = [createDept('ops', 'Ops'), createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' })];
+    const member = (third: string): Change => {
+      const body = { display_name: `Member ${third}`, third_user_id: third, email: `${third}@acme.test` };
+      return { id: `members:create:${third}`, entity: 'members', op: 'create', thirdId: third, description: `create ${third}`, reason: 'test', fields: body, request: { method: 'POST', path: '/org/members', body }, dependsOn: [] };
+    };
+    const changes = [createDept('ops', 'Ops'), createDept('eng', 'Engineering'), createDept('eng-be', 'Backend', { ref: 'departments:create:eng' }), member('u1'), member('u2')];
     const seen: string[] = [];
     const stopped = await applyChanges(changes, deps(w), { ...APPLY, keep: 'unsuccessful', signal: AbortSignal.abort(), onResult: (r) => seen.push(`${r.change.id} ${r.status}`) });
     expect(stopped.results).toEqual([]);
-    expect(stopped.notStarted).toEqual({ positions: [0, 1, 2], message: 'not started: the run was asked to stop' });
-    expect(stopped.byStatus.not_started).toBe(3);
+    expect(Array.from(stopped.notStarted!.positions)).toEqual([0, 1, 2, 3, 4]);
+    expect(stopped.notStarted!.message).toBe('not started: the run was asked to stop');
+    expect(stopped.byStatus.not_started).toBe(5);
     expect(stopped.stopped).toBe(true);
-    expect(seen).toEqual(['departments:create:ops not_started', 'departments:create:eng not_started', 'departments:create:eng-be not_started']);
+    expect(seen).toEqual(changes.map((c) => `${c.id} not_started`));
+    // The member creates noted as pending before the apply were certainly not sent: their notes are gone.
+    expect(w.ownership.pendingCreates().members).toEqual(new Set());
     const all = await applyChanges(changes, deps(w), { ...APPLY, signal: AbortSignal.abort() });
     expect(all.notStarted).toBeUndefined();
     expect(all.results.map((r) => [r.change.id, r.status, r.message])).toEqual(changes.map((c) => [c.id, 'not_started', 'not started: the run was asked to stop']));

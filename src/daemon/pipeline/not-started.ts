@@ -22,7 +22,7 @@ function indexOf(key: string | symbol): number | undefined {
  * The failures of the changes at `positions` of `changes`, never started for `message`: an array to every reader
  * (length, indexes, iteration, map, JSON), whose elements are made when read. Read-only.
  */
-export function notStartedList(changes: readonly Change[], positions: readonly number[], message: string): RunFailure[] {
+export function notStartedList(changes: readonly Change[], positions: ArrayLike<number>, message: string): RunFailure[] {
   const at = (k: number): RunFailure => toFailure({ change: changes[positions[k]!]!, status: 'not_started', message });
   const inRange = (k: number | undefined): k is number => k !== undefined && k < positions.length;
   const list = new Proxy<RunFailure[]>([], {
