@@ -156,9 +156,10 @@ export function logChangeResult(log: Logger, r: ChangeResult, dryRun: boolean): 
   else if (r.status !== 'skipped') log.warn({ change: c.id, entity: c.entity, op: c.op, third_id: c.thirdId, platform_id: platformId, status: r.status, error: r.message }, 'change not applied');
 }
 
-/** The member creates whose pending note can go: how many, and their third ids. */
-interface SettledCreates extends Iterable<string> {
+/** The member creates whose pending note can go: how many, and each one's third id (no iterator object per create). */
+interface SettledCreates {
   readonly size: number;
+  forEach(fn: (thirdId: string) => void): void;
 }
 
 /**
@@ -224,13 +225,17 @@ class Tally {
   settledCreates(): SettledCreates {
     const { changes, settledAt } = this;
     const left = this.leftUnstarted();
+    // Indexed loops: a for-of over a million positions allocates a million iterator results.
     let size = settledAt.length;
-    for (const i of left) if (isMemberCreate(changes[i]!)) size += 1;
+    for (let k = 0; k < left.length; k++) if (isMemberCreate(changes[left[k]!]!)) size += 1;
     return {
       size,
-      *[Symbol.iterator]() {
-        for (const i of settledAt) yield changes[i]!.thirdId;
-        for (const i of left) if (isMemberCreate(changes[i]!)) yield changes[i]!.thirdId;
+      forEach(fn) {
+        for (let k = 0; k < settledAt.length; k++) fn(changes[settledAt[k]!]!.thirdId);
+        for (let k = 0; k < left.length; k++) {
+          const c = changes[left[k]!]!;
+          if (isMemberCreate(c)) fn(c.thirdId);
+        }
       },
     };
   }
@@ -482,9 +487,7 @@ const realExecutor: Executor = {
   step: (c, ctx) => realStep(c, ctx),
   async after(settled, ctx) {
     if (settled.size === 0) return;
-    ctx.record(() => {
-      for (const thirdId of settled) ctx.deps.ownership.endCreate('members', thirdId);
-    });
+    ctx.record(() => settled.forEach((thirdId) => ctx.deps.ownership.endCreate('members', thirdId)));
   },
 };
 

@@ -81,6 +81,9 @@ describe('notStartedList', () => {
       ['E4', why],
       ['E5', why],
     ]);
+    // One list, read when read (those left unstarted are not copied behind the refused ones).
+    expect(() => of.push(of[0]!)).toThrow(TypeError);
+    expect(JSON.stringify(of)).toBe(JSON.stringify([...of]));
     expect(notStartedOf({ results: [], notStarted: { positions: [4], message: why } }, changes).map((f) => f.thirdId)).toEqual(['E4']);
     expect(notStartedOf({ results: [] }, changes)).toEqual([]);
   });

@@ -19,15 +19,17 @@ function indexOf(key: string | symbol): number | undefined {
 }
 
 /**
- * The failures of the changes at `positions` of `changes`, never started for `message`: an array to every reader
- * (length, indexes, iteration, map, JSON), whose elements are made when read. Read-only.
+ * The failures of the changes at `positions` of `changes`, never started for `message`, after the failures `head`:
+ * an array to every reader (length, indexes, iteration, map, JSON), whose elements past the head are made when
+ * read. Read-only.
  */
-export function notStartedList(changes: readonly Change[], positions: ArrayLike<number>, message: string): RunFailure[] {
-  const at = (k: number): RunFailure => toFailure({ change: changes[positions[k]!]!, status: 'not_started', message });
-  const inRange = (k: number | undefined): k is number => k !== undefined && k < positions.length;
+export function notStartedList(changes: readonly Change[], positions: ArrayLike<number>, message: string, head: readonly RunFailure[] = []): RunFailure[] {
+  const length = head.length + positions.length;
+  const at = (k: number): RunFailure => (k < head.length ? head[k]! : toFailure({ change: changes[positions[k - head.length]!]!, status: 'not_started', message }));
+  const inRange = (k: number | undefined): k is number => k !== undefined && k < length;
   const list = new Proxy<RunFailure[]>([], {
     get(target, key, receiver) {
-      if (key === 'length') return positions.length;
+      if (key === 'length') return length;
       const k = indexOf(key);
       if (k !== undefined) return inRange(k) ? at(k) : undefined;
       return Reflect.get(target, key, receiver) as unknown;
@@ -37,14 +39,14 @@ export function notStartedList(changes: readonly Change[], positions: ArrayLike<
       return k !== undefined ? inRange(k) : Reflect.has(target, key);
     },
     getOwnPropertyDescriptor(target, key) {
-      if (key === 'length') return { value: positions.length, writable: true, enumerable: false, configurable: false };
+      if (key === 'length') return { value: length, writable: true, enumerable: false, configurable: false };
       const k = indexOf(key);
       if (inRange(k)) return { value: at(k), writable: false, enumerable: true, configurable: true };
       return Reflect.getOwnPropertyDescriptor(target, key);
     },
     ownKeys() {
       const keys: string[] = [];
-      for (let k = 0; k < positions.length; k++) keys.push(String(k));
+      for (let k = 0; k < length; k++) keys.push(String(k));
       keys.push('length');
       return keys;
     },
@@ -71,6 +73,5 @@ export function notStartedOf(result: Pick<ApplyResult, 'results' | 'notStarted'>
   const kept = result.results.filter((r: ChangeResult) => r.status === 'not_started').map(toFailure);
   const left = result.notStarted;
   if (!left || left.positions.length === 0) return kept;
-  const lazy = notStartedList(changes, left.positions, left.message);
-  return kept.length === 0 ? lazy : appendFailures(kept, lazy);
+  return notStartedList(changes, left.positions, left.message, kept);
 }
