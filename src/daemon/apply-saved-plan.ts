@@ -91,8 +91,8 @@ function refuseStale(file: string, saved: Pick<SavedPlanFile, 'inputs' | 'create
 function loadChanges(run: RunContext, file: string, first: StreamedSavedPlan, key: Buffer, replanned: readonly Change[]): Change[] {
   const loader = new SavedChangeLoader(replanned);
   const changes: Change[] = [];
-  const each = (c: Change, index: number, canonical: string): void => {
-    changes.push(loader.take(c, index, canonical));
+  const each = (c: Change, index: number): void => {
+    changes.push(loader.take(c, index));
   };
   const again = streamSavedPlan(() => fileChunks(file), file, run.settings.syncId, key, { each, restart: () => (changes.length = 0) });
   // Another plan signed by this state DB put in its place since the first read: not the plan that was checked.

@@ -84,8 +84,41 @@ function sameRecord(a: Record<string, PlanValue>, b: Record<string, PlanValue>):
 }
 
 /**
+ * True when `value` reads as JSON exactly as `parsed` (a value read from JSON): the same text once keys are sorted,
+ * which is what the signature covers. Walked rather than written out: at a million changes the two texts of each,
+ * and the sorted copies made to write them, were most of the garbage of loading a saved plan.
+ */
+export function sameJson(parsed: unknown, value: unknown): boolean {
+  // A value with toJSON (a Date) is written as what it returns; NaN and the infinities as null.
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonicalJson(parsed) === canonicalJson(value);
+  if (typeof value === 'number' && !Number.isFinite(value)) return parsed === null;
+  if (parsed === value) return true;
+  if (parsed === null || value === null || typeof parsed !== 'object' || typeof value !== 'object') return false;
+  if (Array.isArray(parsed) || Array.isArray(value)) {
+    if (!Array.isArray(parsed) || !Array.isArray(value) || parsed.length !== value.length) return false;
+    for (let i = 0; i < parsed.length; i++) if (!sameJson(parsed[i], written(value[i]) ?? null)) return false;
+    return true;
+  }
+  const p = parsed as Record<string, unknown>;
+  const v = value as Record<string, unknown>;
+  let keys = 0;
+  for (const k of Object.keys(v)) {
+    const x = written(v[k]);
+    if (x === undefined) continue;
+    keys += 1;
+    if (!Object.prototype.hasOwnProperty.call(p, k) || !sameJson(p[k], x)) return false;
+  }
+  return keys === Object.keys(p).length;
+}
+
+/** A value as JSON writes it inside an object: undefined when it is left out (undefined, a function, a symbol). */
+function written(v: unknown): unknown {
+  return v === undefined || typeof v === 'function' || typeof v === 'symbol' ? undefined : v;
+}
+
+/**
  * The saved changes as `apply FILE` keeps them (issue 31 point 2): a parsed saved change whose signed (canonical)
- * text is exactly that of the change this run planned at the same place is that planned change, compact and already
+ * text is exactly that of the change this run planned at the same place (sameJson) is that planned change, compact and already
  * held (same inputs make the same plan, so nearly always); any other is the parsed change, compacted. Either way the
  * change applied reads exactly as the signed file says.
  */
@@ -96,10 +129,10 @@ export class SavedChangeLoader {
 
   constructor(private readonly planned: readonly Change[]) {}
 
-  /** The change to apply for the saved change `parsed` at `index`, whose canonical JSON is `canonical`. */
-  take(parsed: Change, index: number, canonical: string): Change {
+  /** The change to apply for the saved change `parsed` at `index` (as read from the file). */
+  take(parsed: Change, index: number): Change {
     const planned = this.planned[index];
-    if (planned !== undefined && canonicalJson(planned) === canonical) {
+    if (planned !== undefined && sameJson(parsed, planned)) {
       this.counts.planned += 1;
       return planned;
     }

@@ -16,12 +16,9 @@ export interface StreamedSavedPlan {
   changeCount: number;
 }
 
-/**
- * Where a caller's changes go: `each` in plan order, with the change's canonical JSON (the signed text, computed for
- * the signature anyway); `restart` forgets them (a second pass hands them over again).
- */
+/** Where a caller's changes go: `each` in plan order; `restart` forgets them (a second pass hands them over again). */
 export interface ChangeSink {
-  each(change: Change, index: number, canonical: string): void;
+  each(change: Change, index: number): void;
   restart?(): void;
 }
 
@@ -71,11 +68,10 @@ function readPass(chunks: Iterable<Uint8Array | string>, file: string, key: Buff
   };
   const each = (value: unknown, index: number) => {
     pass.count = index + 1;
-    const canonical = canonicalJson(value);
-    pass.streamed!.hmac.update(index === 0 ? canonical : `,${canonical}`);
+    pass.streamed!.hmac.update(index === 0 ? canonicalJson(value) : `,${canonicalJson(value)}`);
     if (pass.issue !== undefined) return;
     pass.issue = changeIssue(value, index);
-    if (pass.issue === undefined) sink.each(value as Change, index, canonical);
+    if (pass.issue === undefined) sink.each(value as Change, index);
   };
   try {
     pass.json = parseJsonChunks(chunks, { stream: { path: ['plan', 'changes'], open, each } });

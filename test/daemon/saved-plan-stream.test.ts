@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ChangeCompactor, SavedChangeLoader } from '../../src/daemon/compact-changes.js';
+import { ChangeCompactor, SavedChangeLoader, sameJson } from '../../src/daemon/compact-changes.js';
 import { buildSavedPlan, parseSavedPlanChunks, savedPlanChunks, type SavedPlanFile } from '../../src/daemon/saved-plan.js';
 import { streamSavedPlan } from '../../src/daemon/saved-plan-stream.js';
 import type { Change, Plan } from '../../src/domain/index.js';
@@ -13,7 +13,7 @@ import { CHANGE_OPS, countChanges, memberCreateChange, PLAN_FORMAT_VERSION } fro
 import { planJsonChunks, planTextLines } from '../../src/planner/render.js';
 import { GatheredChanges } from '../../src/planner/report/gathered.js';
 import { planHtmlChunks, reportHtmlChunks } from '../../src/planner/report/html.js';
-import { jsonChunks } from '../../src/shared/json-chunks.js';
+import { canonicalJson, jsonChunks } from '../../src/shared/json-chunks.js';
 import { jsonArrayElements } from '../../src/shared/json-stream-reader.js';
 
 const KEY = createHash('sha256').update('saved-plan-stream test key').digest();
@@ -224,7 +224,7 @@ describe('SavedChangeLoader', () => {
   function load(saved: SavedPlanFile, planned: readonly Change[]) {
     const loader = new SavedChangeLoader(planned);
     const changes: Change[] = [];
-    streamSavedPlan(() => cut(textOf(saved), 5), 'plan.json', SYNC, KEY, { each: (c, i, canonical) => changes.push(loader.take(c, i, canonical)) });
+    streamSavedPlan(() => cut(textOf(saved), 5), 'plan.json', SYNC, KEY, { each: (c, i) => changes.push(loader.take(c, i)) });
     return { changes, counts: loader.counts };
   }
 
@@ -254,5 +254,36 @@ describe('SavedChangeLoader', () => {
     const { changes, counts } = load(savedOf(plan), creates);
     expect(counts).toEqual({ planned: 50, parsed: 0 });
     changes.forEach((c, i) => expect(c).toBe(creates[i]));
+  });
+});
+
+describe('sameJson', () => {
+  it('is true exactly when the two values have the same canonical JSON', () => {
+    const date = new Date('2026-11-27T10:00:00Z');
+    const values: unknown[] = [
+      { a: 1, b: 'x', c: { ref: 'departments:create:D1' } },
+      { b: 'x', a: 1, c: { ref: 'departments:create:D1' } },
+      { a: 1, b: 'x', c: { ref: 'departments:create:D1' }, d: undefined, e: () => 1 },
+      { a: 1, b: 'x', c: { ref: 'departments:create:D2' } },
+      { a: 1, b: 'x' },
+      { a: 1, b: 'x', c: { ref: 'departments:create:D1' }, z: null },
+      [1, 'two', null, { three: 3 }],
+      [1, 'two', undefined, { three: 3 }],
+      [1, 'two', null, { three: 3 }, 4],
+      { n: Number.NaN, m: -0 },
+      { n: null, m: 0 },
+      { at: date },
+      { at: '2026-11-27T10:00:00.000Z' },
+      { list: [] },
+      { list: {} },
+      'text',
+      7,
+      true,
+      null,
+    ];
+    for (const x of values) {
+      const parsed = JSON.parse(JSON.stringify(x) ?? 'null') as unknown;
+      for (const y of values) expect(sameJson(parsed, y), `${JSON.stringify(x)} vs ${JSON.stringify(y)}`).toBe(canonicalJson(parsed) === canonicalJson(y));
+    }
   });
 });
