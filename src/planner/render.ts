@@ -46,8 +46,8 @@ function changeDetail(c: Change): string {
   return keys.map((k) => (c.before?.[k] === undefined ? `${k}: ${value(k, 'after', c.fields[k])}` : `${k}: ${value(k, 'before', c.before[k])} -> ${value(k, 'after', c.fields[k])}`)).join('; ');
 }
 
-/** A count as the reports print it: `199,800`. */
-export const formatCount = (n: number): string => n.toLocaleString('en-US');
+/** A count as the reports print it: `199,800` (as toLocaleString('en-US'), without mapping ICU's data: issue 31). */
+export const formatCount = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ',');
 
 /**
  * One list of the text plan: its heading, at most ROWS_PER_GROUP rows (every row with `full`), `  ... and N more

@@ -65,4 +65,41 @@ describe('runTasks', () => {
     });
     expect(Object.fromEntries(status)).toEqual({ a: 'failed', b: 'skipped' });
   });
+
+  it('starts ready tasks in plan order: a task unlocked later goes before later-placed ready ones', async () => {
+    const started: string[] = [];
+    // d (position 3) waits for a; once a succeeds it is ready beside e and f, and goes first.
+    const tasks = [t('a'), t('b'), t('c'), t('d', 'a'), t('e'), t('f', 'missing-elsewhere')];
+    const status = await runTasks(tasks, {
+      concurrency: 1,
+      run: async (task) => {
+        started.push(task.id);
+        await new Promise((r) => setImmediate(r));
+        return true;
+      },
+    });
+    expect(started).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(status.get('f')).toBe('ok');
+  });
+
+  it('waits for every prerequisite, named twice or shared by many, and reports the dependents of a failure in plan order', async () => {
+    const started: string[] = [];
+    const tasks = [t('dep'), t('pos'), t('m1', 'dep', 'pos'), t('m2', 'dep', 'dep'), t('m3', 'pos'), t('m4', 'm1', 'dep')];
+    const ok = await runTasks(tasks, {
+      concurrency: 3,
+      run: async (task) => {
+        started.push(task.id);
+        await new Promise((r) => setImmediate(r));
+        return true;
+      },
+    });
+    expect([...ok.values()].every((s) => s === 'ok')).toBe(true);
+    expect(started.indexOf('m1')).toBeGreaterThan(Math.max(started.indexOf('dep'), started.indexOf('pos')));
+    expect(started.indexOf('m2')).toBeGreaterThan(started.indexOf('dep'));
+    expect(started.indexOf('m4')).toBeGreaterThan(started.indexOf('m1'));
+    const skipped: string[] = [];
+    const failed = await runTasks(tasks, { concurrency: 1, run: async (task) => task.id !== 'dep', onSkip: (task, cause, i) => skipped.push(`${i}:${task.id}<-${cause}`) });
+    expect(Object.fromEntries(failed)).toEqual({ dep: 'failed', pos: 'ok', m1: 'skipped', m2: 'skipped', m3: 'ok', m4: 'skipped' });
+    expect(skipped).toEqual(['2:m1<-dep', '5:m4<-dep', '3:m2<-dep']);
+  });
 });

@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COLLECT_FROM_RECORDS, collectEvery, collectStage } from '../../src/daemon/pipeline/collect.js';
+import { COLLECT_FROM_RECORDS, collectEvery, collectInterval, collectStage } from '../../src/daemon/pipeline/collect.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 function debugLog(): { logger: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {
@@ -61,5 +61,20 @@ describe('collectEvery', () => {
     tick();
     for (let i = 0; i < 50 && lines().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(lines().map((l) => [l.msg, l.stage, l.finished])).toEqual([['heap collected during the apply', 'apply', COLLECT_FROM_RECORDS]]);
+  });
+
+  it('collects every `every` changes when given: the interval is a twentieth of the apply, from 5,000 to COLLECT_FROM_RECORDS', async () => {
+    expect([collectInterval(50_000), collectInterval(100_000), collectInterval(105_500), collectInterval(400_000), collectInterval(1_000_000), collectInterval(3_000_000)]).toEqual([5_000, 5_000, 5_275, 20_000, COLLECT_FROM_RECORDS, COLLECT_FROM_RECORDS]);
+    const { logger, lines } = debugLog();
+    const tick = collectEvery(logger, 5_000);
+    for (let i = 1; i < 5_000; i++) tick();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lines()).toEqual([]);
+    for (let i = 0; i <= 5_000; i++) tick();
+    for (let i = 0; i < 50 && lines().length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(lines().map((l) => [l.msg, l.finished])).toEqual([
+      ['heap collected during the apply', 5_000],
+      ['heap collected during the apply', 10_000],
+    ]);
   });
 });

@@ -58,10 +58,12 @@ describe('state DB', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('opens a file in WAL with synchronous=FULL and tracks migrations in user_version', () => {
+  it('opens a file in WAL with synchronous=FULL and a 2 MB page cache, and tracks migrations in user_version', () => {
     const db = openStateDb(join(dir, 'sub', 'state.db'), { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+    // SQLite's default, not better-sqlite3's 16 MB (issue 31: 16 MB of an initial sync's peak RSS).
+    expect(db.pragma('cache_size', { simple: true })).toBe(-2000);
     expect(db.pragma('busy_timeout', { simple: true })).toBe(TEST_BUSY_TIMEOUT_MS); // as passed: state.busy_timeout
     expect(db.pragma('user_version', { simple: true })).toBe(Math.max(...migrations.map((m) => m.version)));
     db.close();

@@ -6,7 +6,7 @@ import { applyChanges, type ApplyCounts, type ApplyResult, type ChangeResult } f
 import type { Change, DesiredState, EntityKind } from '../../domain/index.js';
 import { ENTITY_KINDS } from '../../domain/index.js';
 import { EXIT } from '../../shared/errors.js';
-import { COLLECT_FROM_RECORDS, collectEvery } from './collect.js';
+import { COLLECT_FROM_RECORDS, collectEvery, collectInterval } from './collect.js';
 import type { Gate } from './guard.js';
 import { replan, type Planned } from './plan.js';
 import { refreshStage } from './refresh.js';
@@ -26,7 +26,7 @@ export interface Applied {
 export function applyRound(run: RunContext, changes: readonly Change[], onResult: (r: ChangeResult) => void): Promise<ApplyResult> {
   const { deps, settings } = run;
   const { client, mirror, ownership, logger, clock } = deps;
-  const collect = changes.length >= 2 * COLLECT_FROM_RECORDS ? collectEvery(logger) : undefined;
+  const collect = changes.length >= COLLECT_FROM_RECORDS ? collectEvery(logger, collectInterval(changes.length)) : undefined;
   return applyChanges(
     changes,
     { client, mirror, ownership, logger, clock, syncId: settings.apply.syncId, adopt: settings.apply.adopt, refresh: (entities: readonly EntityKind[]) => refreshStage(deps, settings.refresh, { entities }) },
