@@ -1,8 +1,11 @@
 /** The two renderings of a Plan: a text table per entity and operation, and one stable JSON document. */
 import type { BlockedRecord, Change, EntityKind, Plan, PlanValue, QuarantineEntry } from '../domain/index.js';
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
-import { accountingLines, accountingToJson, type RecordAccounting } from './report/accounting.js';
+import { accountingLines, accountingToJson, formatCount, type RecordAccounting } from './report/accounting.js';
 import { joinedChunks } from '../shared/json-chunks.js';
+
+/** The reports' count format (`199,800`), kept in ./report/accounting.ts. */
+export { formatCount } from './report/accounting.js';
 
 const SIGN: Record<string, string> = { create: '+', adopt: '@', update: '~', move: '>', remove: '-' };
 
@@ -46,8 +49,6 @@ function changeDetail(c: Change): string {
   return keys.map((k) => (c.before?.[k] === undefined ? `${k}: ${value(k, 'after', c.fields[k])}` : `${k}: ${value(k, 'before', c.before[k])} -> ${value(k, 'after', c.fields[k])}`)).join('; ');
 }
 
-/** A count as the reports print it: `199,800` (as toLocaleString('en-US'), without mapping ICU's data: issue 31). */
-export const formatCount = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ',');
 
 /**
  * One list of the text plan: its heading, at most ROWS_PER_GROUP rows (every row with `full`), `  ... and N more

@@ -3,6 +3,15 @@ import { runTasks, type Task } from '../../src/applier/executor.js';
 
 const t = (id: string, ...dependsOn: string[]): Task => ({ id, dependsOn });
 
+/** A task runner that notes each task as it starts and succeeds on the next turn of the event loop. */
+const noting =
+  (started: string[]) =>
+  async (task: Task): Promise<boolean> => {
+    started.push(task.id);
+    await new Promise((r) => setImmediate(r));
+    return true;
+  };
+
 describe('runTasks', () => {
   it('runs a task only after what it depends on, and never more than `concurrency` at once', async () => {
     const started: string[] = [];
@@ -72,11 +81,7 @@ describe('runTasks', () => {
     const tasks = [t('a'), t('b'), t('c'), t('d', 'a'), t('e'), t('f', 'missing-elsewhere')];
     const status = await runTasks(tasks, {
       concurrency: 1,
-      run: async (task) => {
-        started.push(task.id);
-        await new Promise((r) => setImmediate(r));
-        return true;
-      },
+      run: noting(started),
     });
     expect(started).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
     expect(status.get('f')).toBe('ok');
@@ -87,11 +92,7 @@ describe('runTasks', () => {
     const tasks = [t('dep'), t('pos'), t('m1', 'dep', 'pos'), t('m2', 'dep', 'dep'), t('m3', 'pos'), t('m4', 'm1', 'dep')];
     const ok = await runTasks(tasks, {
       concurrency: 3,
-      run: async (task) => {
-        started.push(task.id);
-        await new Promise((r) => setImmediate(r));
-        return true;
-      },
+      run: noting(started),
     });
     expect([...ok.values()].every((s) => s === 'ok')).toBe(true);
     expect(started.indexOf('m1')).toBeGreaterThan(Math.max(started.indexOf('dep'), started.indexOf('pos')));

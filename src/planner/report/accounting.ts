@@ -152,12 +152,12 @@ export function accountRecords(plan: Plan, desired: DesiredState): RecordAccount
 }
 
 /**
- * A count with thousands separators, as toLocaleString('en-US') writes it, without Intl: the first Intl call of a
- * process maps ICU's data (some 5 MB of RSS), which a sync's summary line added at its end (issue 31).
+ * A count as the reports print it: `199,800`, as toLocaleString('en-US') writes it, without Intl: the first Intl call
+ * of a process maps ICU's data (some 5 MB of RSS), which a sync's summary line added at its end (issue 31).
  */
-const count = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ',');
+export const formatCount = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ',');
 
-const plural = (n: number, entity: EntityKind) => `${count(n)} ${n === 1 ? entity.slice(0, -1) : entity}`;
+const plural = (n: number, entity: EntityKind) => `${formatCount(n)} ${n === 1 ? entity.slice(0, -1) : entity}`;
 
 /** The words of a left-alone reason: `with status left: not created`. */
 export function leftAloneText(reason: string): string {
@@ -181,9 +181,9 @@ export function accountingLines(acc: RecordAccounting): string[] {
   for (const entity of ENTITY_KINDS) {
     const a = acc[entity];
     const left = a.leftAlone.reduce((n, l) => n + l.count, 0);
-    const parts = RECORD_OUTCOMES.filter((o) => o === 'create' || o === 'update' || o === 'unchanged' || a.outcomes[o] > 0).map((o) => `${count(a.outcomes[o])} ${words[o]}`);
-    if (left > 0) parts.push(`${count(left)} left alone`);
-    lines.push(`  ${entity}: ${count(a.total)} records: ${parts.join(', ')}`);
+    const parts = RECORD_OUTCOMES.filter((o) => o === 'create' || o === 'update' || o === 'unchanged' || a.outcomes[o] > 0).map((o) => `${formatCount(a.outcomes[o])} ${words[o]}`);
+    if (left > 0) parts.push(`${formatCount(left)} left alone`);
+    lines.push(`  ${entity}: ${formatCount(a.total)} records: ${parts.join(', ')}`);
   }
   for (const entity of ENTITY_KINDS) {
     for (const l of acc[entity].leftAlone) lines.push(`  ${plural(l.count, entity)} ${leftAloneText(l.reason)}${l.source ? ` (source ${l.source})` : ''}`);

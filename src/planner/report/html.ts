@@ -7,6 +7,7 @@ import type { Change, Plan, PlanValue, QuarantineEntry } from '../../domain/inde
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { redactSecrets } from '../../shared/redact.js';
 import { summaryLine } from '../render.js';
+import { formatCount } from './accounting.js';
 import { departmentTreeOf, memberChangeKind, MemberChangeCounts, subtreeChanges, type ReportDepartment, type TreeNode } from './tree.js';
 
 /** What the report shows beside the plan. */
@@ -78,7 +79,7 @@ function* table<T>(id: string, caption: string, rows: readonly T[], cols: Column
     }
   }
   const more = total - shown;
-  const moreLine = more > 0 ? `<p class="more" id="${id}-more">… and ${more.toLocaleString('en-US')} more ${esc(caption.toLowerCase())} (the JSON output lists every change: <code>orgsync plan --output json</code>; <code>--full</code> lists every row here)</p>` : '';
+  const moreLine = more > 0 ? `<p class="more" id="${id}-more">… and ${formatCount(more)} more ${esc(caption.toLowerCase())} (the JSON output lists every change: <code>orgsync plan --output json</code>; <code>--full</code> lists every row here)</p>` : '';
   yield `${buf}
 </tbody></table>${moreLine}</section>`;
 }
