@@ -1,6 +1,15 @@
-import { validateDetailed } from 'node-cron';
+import { createRequire } from 'node:module';
+import type * as NodeCron from 'node-cron';
 import { z } from 'zod';
 import { durationSchema } from './platform.js';
+
+/**
+ * node-cron's validator, loaded when a `schedule:` is read: every command loads this schema, only the daemon needs
+ * node-cron (issue 31: what a one-shot run loads, it carries to its peak).
+ */
+function validateCron(expression: string): ReturnType<typeof NodeCron.validateDetailed> {
+  return (createRequire(import.meta.url)('node-cron') as typeof NodeCron).validateDetailed(expression);
+}
 
 /** The default daemon schedule: every 30 minutes. */
 export const DEFAULT_SCHEDULE = '*/30 * * * *';
@@ -9,7 +18,7 @@ export const DEFAULT_SCHEDULE = '*/30 * * * *';
 export const scheduleSchema = z
   .string()
   .superRefine((value, ctx) => {
-    const result = validateDetailed(value);
+    const result = validateCron(value);
     if (!result.valid) {
       const first = result.errors[0];
       ctx.addIssue({ code: 'custom', message: `invalid cron expression "${value}": ${first ? `${first.field}: ${first.message}` : 'not a cron expression'}` });

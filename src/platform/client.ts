@@ -5,7 +5,8 @@
  * wrapped in the retry policy of ./retry.ts.
  */
 import { EventEmitter } from 'node:events';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from './undici-agent.js';
 import type { z } from 'zod';
 import type { PlatformConfig } from '../config/platform.js';
 import { formatPath } from '../config/zod-errors.js';

@@ -10,7 +10,7 @@ import { isListenAddress, LISTEN_MESSAGE } from '../../config/operations.js';
 import { approvalJson } from '../../daemon/approvals.js';
 import { runDaemon, runOutcomeOf, type RunSync } from '../../daemon/daemon.js';
 import { daemonOptionsFrom } from '../../daemon/pipeline/options.js';
-import { CronScheduler, type Scheduler } from '../../daemon/schedule.js';
+import type { Scheduler } from '../../daemon/schedule.js';
 import { historyJson, historyKeysFor, RecordHistory } from '../../mirror/record-history.js';
 import { planJsonChunks } from '../../planner/render.js';
 import { renderPlanHtml } from '../../planner/report/index.js';
@@ -25,6 +25,12 @@ export interface DaemonOverrides {
   clock?: Clock;
   onListening?: (url: string) => void;
   shutdownGraceMs?: number;
+}
+
+/** The daemon's cron schedule; node-cron is loaded here, by the daemon only, not by every command that registers. */
+async function cronScheduler(expression: string, timezone: string, logger: Logger): Promise<Scheduler> {
+  const { CronScheduler } = await import('../../daemon/schedule.js');
+  return new CronScheduler(expression, timezone, logger);
 }
 
 /** Runs `orgsync daemon` with a loaded config until the shutdown signal; resolves with the exit code. */
@@ -44,7 +50,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
       logger: env.logger,
       metrics: env.metrics,
       history: env.history,
-      scheduler: overrides.scheduler ?? new CronScheduler(settings.schedule, settings.timezone, env.logger),
+      scheduler: overrides.scheduler ?? (await cronScheduler(settings.schedule, settings.timezone, env.logger)),
       clock: env.clock,
       listen,
       shutdownSignal: ctx.shutdownSignal,

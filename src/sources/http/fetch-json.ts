@@ -7,7 +7,6 @@
  * (Authorization, Cookie and headers named like a key, token or secret) are never sent to another origin, listed
  * or not.
  */
-import { request } from 'undici';
 import { redactUrl } from '../../shared/redact.js';
 import { isNotTls } from '../../shared/tls.js';
 import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
@@ -97,6 +96,8 @@ export class HttpPageReader {
       try {
         const headers = await this.headersFor(url);
         if (method === 'POST') headers['content-type'] = 'application/json';
+        // Loaded at the first request: a run without an HTTP source never evaluates the whole of undici (issue 31).
+        const { request } = await import('undici');
         const res = await request(url, {
           method,
           ...(method === 'POST' ? { body: payload ?? '{}' } : {}),
