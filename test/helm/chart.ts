@@ -130,6 +130,7 @@ export function valuesSchema(): Record<string, unknown> {
         deployment: strict('Deployment settings (mode deployment).', { replicas: { type: 'integer', minimum: 0, maximum: 1, description: 'The lease lock allows one active daemon.' } }),
         shutdownTimeoutSeconds: int('Seconds orgsync takes to stop after SIGTERM; the pods\' terminationGracePeriodSeconds is this plus 10.', 1),
         resources: obj('Container resources.'),
+        nodeHeapPercent: { type: 'integer', minimum: 0, maximum: 90, description: 'The Node.js heap limit (NODE_OPTIONS=--max-old-space-size) as a percent of resources.limits.memory; 0: Node\'s default (half the limit).' },
         podSecurityContext: obj('Pod security context.'),
         securityContext: {
           ...obj('Container security context.'),

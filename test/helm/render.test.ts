@@ -172,6 +172,25 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     });
   });
 
+  it('sizes the Node.js heap from the memory limit (nodeHeapPercent of it), since Node on its own takes half and a million-member plan ran out of heap at 640Mi', () => {
+    const env = (objects: K8sObject[], kind = 'CronJob'): Any[] | undefined => podSpec(one(objects, kind)).containers[0].env;
+    expect(env(ok(template(bin!)))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }]);
+    expect(env(ok(template(bin!, { values: [{ resources: { limits: { memory: '640Mi' } } }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=480' }]);
+    expect(env(ok(template(bin!, { values: [{ mode: 'deployment', resources: { limits: { memory: '1.5Gi' } } }] })), 'Deployment')).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=1152' }]);
+    // Decimal units: 1G is 953.67 MiB, three quarters 715.
+    expect(env(ok(template(bin!, { values: [{ resources: { limits: { memory: '1G' } }, nodeHeapPercent: 75 }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=715' }]);
+    // The operator's own NODE_OPTIONS wins; extraEnv follows ours otherwise.
+    const own = [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=200' }, { name: 'TZ', value: 'UTC' }];
+    expect(env(ok(template(bin!, { values: [{ extraEnv: own }] })))).toEqual(own);
+    expect(env(ok(template(bin!, { values: [{ extraEnv: [{ name: 'TZ', value: 'UTC' }] }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }, { name: 'TZ', value: 'UTC' }]);
+    // Off, or no limit: Node's default, and no env at all.
+    expect(env(ok(template(bin!, { values: [{ nodeHeapPercent: 0 }] })))).toBeUndefined();
+    expect(env(ok(template(bin!, { values: [{ resources: { requests: { memory: '256Mi' }, limits: null } }] })))).toBeUndefined();
+    const bad = template(bin!, { values: [{ resources: { limits: { memory: 'lots' } } }] });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('resources.limits.memory "lots": use a quantity such as 512Mi or 1Gi (nodeHeapPercent sizes the Node.js heap from it)');
+  });
+
   it('mounts existingSecret read-only at the folder api_key_file points into', () => {
     const objects = ok(template(bin!, { values: [{ existingSecret: 'orgsync-secrets' }] }));
     const config = parse(one(objects, 'ConfigMap').data['orgsync.yaml']) as Any;

@@ -168,6 +168,26 @@ annotations:
   {{- end }}
 {{- end -}}
 
+{{/*
+The V8 heap limit in MiB for an instance: nodeHeapPercent of its resources.limits.memory (Ki, Mi, Gi, Ti, k, M, G, T or
+bytes), or nothing without a limit or with nodeHeapPercent 0. Argument: dict "root" "inst".
+*/}}
+{{- define "orgsync.heapMiB" -}}
+{{- $pct := int (.root.Values.nodeHeapPercent | default 0) -}}
+{{- $limit := "" -}}
+{{- with .inst.resources }}{{ with .limits }}{{ $limit = toString (.memory | default "") }}{{ end }}{{ end -}}
+{{- if and $limit (gt $pct 0) -}}
+{{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 -}}
+{{- $number := regexFind "^[0-9.]+" $limit -}}
+{{- $unit := trimPrefix $number $limit -}}
+{{- if or (not $number) (and $unit (not (hasKey $units $unit))) -}}
+{{- fail (printf "resources.limits.memory %q: use a quantity such as 512Mi or 1Gi (nodeHeapPercent sizes the Node.js heap from it)" $limit) -}}
+{{- end -}}
+{{- $bytes := mulf (float64 $number) (get $units $unit | default 1.0) -}}
+{{- floor (divf (mulf $bytes $pct) 104857600.0) | int -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The pod spec shared by the CronJob and the Deployment. Argument: a dict with "root", "inst" and "command". */}}
 {{- define "orgsync.podSpec" -}}
 {{- $root := .root -}}
@@ -198,9 +218,19 @@ containers:
     image: "{{ $root.Values.image.repository }}:{{ $root.Values.image.tag | default $root.Chart.AppVersion }}"
     imagePullPolicy: {{ $root.Values.image.pullPolicy }}
     args: [{{ .command | quote }}, "--config", "/etc/orgsync/orgsync.yaml"]
-    {{- with $root.Values.extraEnv }}
+    {{- $heap := include "orgsync.heapMiB" (dict "root" $root "inst" $inst) }}
+    {{- $userNodeOptions := false }}
+    {{- range $root.Values.extraEnv }}{{ if eq .name "NODE_OPTIONS" }}{{ $userNodeOptions = true }}{{ end }}{{ end }}
+    {{- if or $root.Values.extraEnv (and $heap (not $userNodeOptions)) }}
     env:
+      {{- if and $heap (not $userNodeOptions) }}
+      {{- /* Node sizes its heap to half the container's limit: a million-member plan failed "heap out of memory" at 640Mi. */}}
+      - name: NODE_OPTIONS
+        value: "--max-old-space-size={{ $heap }}"
+      {{- end }}
+      {{- with $root.Values.extraEnv }}
       {{- toYaml . | nindent 6 }}
+      {{- end }}
     {{- end }}
     securityContext:
       {{- toYaml $root.Values.securityContext | nindent 6 }}
