@@ -8,6 +8,8 @@ import { blockedLines, blockedToJson } from '../planner/render.js';
 import { writesOf } from '../daemon/daemon.js';
 import { accountingLines, accountingToJson, type RecordAccounting } from '../planner/report/accounting.js';
 import { NOT_OWNED_ABSENT } from '../planner/index.js';
+import { jsonChunks } from '../shared/json-chunks.js';
+import { lazyMap } from '../shared/lazy-array.js';
 
 /**
  * The text summary of a sync run (README "orgsync sync"); with `records`, where every source record went (issue
@@ -76,7 +78,10 @@ export function selectionLines(s: RunSummary): string[] {
   return lines;
 }
 
-/** The JSON summary of `orgsync sync --output json`. */
+/**
+ * The JSON summary of `orgsync sync --output json`. Its lists are mapped when read (a stopped apply of a million
+ * changes lists them all as not started): write it with syncSummaryJsonChunks.
+ */
 export function syncSummaryJson(s: RunSummary, records?: RecordAccounting): Record<string, unknown> {
   return {
     sync_id: s.syncId,
@@ -87,10 +92,10 @@ export function syncSummaryJson(s: RunSummary, records?: RecordAccounting): Reco
     dry_run: s.dryRun,
     applied: s.applied,
     ...(s.dryRun ? { would_apply: { total: writesOf(s), ...s.applied } } : {}),
-    failures: s.failures.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null, status: f.status, message: f.message })),
+    failures: lazyMap(s.failures, (f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null, status: f.status, message: f.message })),
     not_started: s.notStarted.length,
-    not_started_changes: s.notStarted.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null })),
-    not_converged: s.notConverged.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, message: f.message })),
+    not_started_changes: lazyMap(s.notStarted, (f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null })),
+    not_converged: lazyMap(s.notConverged, (f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, message: f.message })),
     quarantined: s.quarantined,
     blocked: blockedToJson(s.blocked),
     not_owned: s.plan.warnings.filter((w) => w.code === NOT_OWNED_ABSENT).map((w) => ({ entity: w.entity, third_id: w.thirdId, platform_id: w.platformId ?? null, message: w.message })),
@@ -109,3 +114,12 @@ export function syncSummaryJson(s: RunSummary, records?: RecordAccounting): Reco
   };
 }
 
+/**
+ * The text of `--output json`, JSON.stringify(syncSummaryJson(s, records), null, 2) and a newline, in chunks: the
+ * summary of a stopped apply of a million changes is 158 MB of JSON, which as one string (and its list mapped whole
+ * first) took that apply to 1,024 MB.
+ */
+export function* syncSummaryJsonChunks(s: RunSummary, records?: RecordAccounting): Generator<string> {
+  yield* jsonChunks(syncSummaryJson(s, records), 'pretty');
+  yield '\n';
+}

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DesiredState, PlatformMember } from '../../src/domain/index.js';
 import type { RunOnceOptions, RunSummary } from '../../src/daemon/run-once.js';
-import { renderSyncSummary, syncSummaryJson } from '../../src/cli/sync-summary.js';
+import { renderSyncSummary, syncSummaryJson, syncSummaryJsonChunks } from '../../src/cli/sync-summary.js';
 import { metricsRunObserver } from '../../src/daemon/daemon.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
 import { ADA, expectedView, org, SyncWorld, type OrgView } from './harness.js';
@@ -249,6 +249,10 @@ describe('sync runs', () => {
     const doc = syncSummaryJson(s);
     expect(doc.not_started).toBe(notStarted);
     expect((doc.failures as unknown[]).length).toBe(s.failures.length);
+    // --output json is written in chunks: joined, the very text JSON.stringify makes, the lists entry by entry.
+    const written = [...syncSummaryJsonChunks(s)].join('');
+    expect(written).toBe(`${JSON.stringify(doc, null, 2)}\n`);
+    expect(JSON.parse(written).not_started_changes).toEqual(s.notStarted.map((f) => ({ id: f.id, entity: f.entity, op: f.op, third_id: f.thirdId, platform_id: f.platformId ?? null })));
     const text = await metrics.text();
     const series = [...text.matchAll(/^orgsync_operations_total\{[^}]*result="not_started"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
     expect(series).toBe(notStarted);

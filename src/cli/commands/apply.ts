@@ -10,7 +10,7 @@ import { readDesiredState } from '../../sources/index.js';
 import { EXIT } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from '../../app/run-environment.js';
-import { renderSyncSummary, syncSummaryJson } from '../sync-summary.js';
+import { renderSyncSummary, syncSummaryJsonChunks } from '../sync-summary.js';
 import { createProgressReporter } from './sync-progress.js';
 
 /**
@@ -65,7 +65,8 @@ Examples:
             // Like a sync: a run-history row (trigger apply), the run metrics, and a Pushgateway push when configured.
             await finishSyncRun(env, summary, runId, 'apply');
             if (summary.exitCode === EXIT.FAILED && summary.error) ctx.stderr.write(`orgsync: ${summary.error}\n`);
-            ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(syncSummaryJson(summary), null, 2)}\n` : renderSyncSummary(summary));
+            if (opts.output === 'json') for (const chunk of syncSummaryJsonChunks(summary)) ctx.stdout.write(chunk);
+            else ctx.stdout.write(renderSyncSummary(summary));
             return summary.exitCode;
           } finally {
             progress.stop();

@@ -12,7 +12,7 @@ import { selectorProblem, selectorProblemMessage } from '../../planner/select.js
 import type { CliContext, CommandResult } from '../context.js';
 import { openRunEnvironment } from '../../app/run-environment.js';
 import { parseAllowDeletes } from '../options.js';
-import { renderSyncSummary, syncSummaryJson } from '../sync-summary.js';
+import { renderSyncSummary, syncSummaryJsonChunks } from '../sync-summary.js';
 import { createProgressReporter } from './sync-progress.js';
 import { TerminalLine } from '../../observability/terminal-line.js';
 
@@ -84,7 +84,8 @@ Examples:
             }
             // Every source record, planned or left alone (issue 32); an `--only` run plans a part, so it has none.
             const records = desired && !summary.selection ? accountRecords(summary.plan, desired) : undefined;
-            ctx.stdout.write(opts.output === 'json' ? `${JSON.stringify(syncSummaryJson(summary, records), null, 2)}\n` : renderSyncSummary(summary, records));
+            if (opts.output === 'json') for (const chunk of syncSummaryJsonChunks(summary, records)) ctx.stdout.write(chunk);
+            else ctx.stdout.write(renderSyncSummary(summary, records));
             return summary.exitCode;
           } finally {
             progress.stop();

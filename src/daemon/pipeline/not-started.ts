@@ -6,17 +6,11 @@
  */
 import type { ApplyResult, ChangeResult } from '../../applier/index.js';
 import type { Change } from '../../domain/index.js';
+import { lazyArray } from '../../shared/lazy-array.js';
 import { toFailure, type RunFailure } from './run-state.js';
 
 /** Lists made by notStartedList: read-only, so added to only through appendFailures. */
 const lazyLists = new WeakSet<object>();
-
-/** The array index a property key names, or undefined. */
-function indexOf(key: string | symbol): number | undefined {
-  if (typeof key !== 'string' || key.length === 0 || key.length > 10) return undefined;
-  const n = Number(key);
-  return Number.isInteger(n) && n >= 0 && String(n) === key ? n : undefined;
-}
 
 /**
  * The failures of the changes at `positions` of `changes`, never started for `message`, after the failures `head`:
@@ -24,36 +18,7 @@ function indexOf(key: string | symbol): number | undefined {
  * read. Read-only.
  */
 export function notStartedList(changes: readonly Change[], positions: ArrayLike<number>, message: string, head: readonly RunFailure[] = []): RunFailure[] {
-  const length = head.length + positions.length;
-  const at = (k: number): RunFailure => (k < head.length ? head[k]! : toFailure({ change: changes[positions[k - head.length]!]!, status: 'not_started', message }));
-  const inRange = (k: number | undefined): k is number => k !== undefined && k < length;
-  const list = new Proxy<RunFailure[]>([], {
-    get(target, key, receiver) {
-      if (key === 'length') return length;
-      const k = indexOf(key);
-      if (k !== undefined) return inRange(k) ? at(k) : undefined;
-      return Reflect.get(target, key, receiver) as unknown;
-    },
-    has(target, key) {
-      const k = indexOf(key);
-      return k !== undefined ? inRange(k) : Reflect.has(target, key);
-    },
-    getOwnPropertyDescriptor(target, key) {
-      if (key === 'length') return { value: length, writable: true, enumerable: false, configurable: false };
-      const k = indexOf(key);
-      if (inRange(k)) return { value: at(k), writable: false, enumerable: true, configurable: true };
-      return Reflect.getOwnPropertyDescriptor(target, key);
-    },
-    ownKeys() {
-      const keys: string[] = [];
-      for (let k = 0; k < length; k++) keys.push(String(k));
-      keys.push('length');
-      return keys;
-    },
-    set: () => false,
-    defineProperty: () => false,
-    deleteProperty: () => false,
-  });
+  const list = lazyArray(head.length + positions.length, (k): RunFailure => (k < head.length ? head[k]! : toFailure({ change: changes[positions[k - head.length]!]!, status: 'not_started', message })));
   lazyLists.add(list);
   return list;
 }
