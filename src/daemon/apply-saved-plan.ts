@@ -12,6 +12,7 @@ import type { TrustStateStore } from '../mirror/trust-state.js';
 import { EXIT, OrgsyncError } from '../shared/errors.js';
 import { applyRound } from './pipeline/apply.js';
 import { collectStage } from './pipeline/collect.js';
+import { heapRoomStage } from './pipeline/heap-room.js';
 import { planStage } from './pipeline/plan.js';
 import { readSources } from './pipeline/read-sources.js';
 import { refreshStage } from './pipeline/refresh.js';
@@ -151,6 +152,7 @@ async function readAndPlan(run: RunContext, deps: SavedPlanDeps, file: string, c
   run.lap('sourcesMs');
   refuseStale(file, saved, { sourceHash: sourceSnapshotHash(desired) });
   await collectStage('sources', desired.members.length + desired.departments.length, deps.logger);
+  heapRoomStage(desired.members.length + desired.departments.length + desired.positions.length, deps.logger);
   deps.logger.info({ file, changes: checked.changeCount, created_at: saved.created_at }, 'applying a saved plan');
   // The trust state advances as in a sync run (missing-since counters, source counts, scope): the plan of this run
   // is made for its trust observation, and its changes stand in for the saved ones they equal; the saved plan is

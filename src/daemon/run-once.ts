@@ -7,6 +7,7 @@
 import { applyStage } from './pipeline/apply.js';
 import { collectStage } from './pipeline/collect.js';
 import { guardStage } from './pipeline/guard.js';
+import { heapRoomStage } from './pipeline/heap-room.js';
 import { planStage } from './pipeline/plan.js';
 import { readSourcesOfRun } from './pipeline/read-sources.js';
 import { recordStage } from './pipeline/record.js';
@@ -29,6 +30,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   const { desired, reads } = await readSourcesOfRun(run);
   run.lap('sourcesMs');
   await collectStage('sources', desired.members.length + desired.departments.length, deps.logger);
+  heapRoomStage(desired.members.length + desired.departments.length + desired.positions.length, deps.logger);
   const planned = planStage(run, desired);
   const selected = selectStage(run, planned, desired);
   run.lap('planMs');
