@@ -1,6 +1,7 @@
 /**
  * One sync run, as a pipeline of named stages (src/daemon/pipeline/): options -> refresh the mirror -> read the
- * sources -> collect -> plan (with trust) -> select (`--only`) -> collect -> guards and approval -> apply (a round
+ * sources -> collect -> heap room (a warning when the heap limit looks short) -> plan (with trust) -> select
+ * (`--only`) -> collect -> guards and approval -> apply (a round
  * plus bounded re-plans) -> settle (trust commit, exit code) -> record. The CLI (`plan`, `sync`) and the daemon call it; metrics and logs
  * hang on the optional observer. `apply FILE` composes the same stages differently (./apply-saved-plan.ts).
  */
