@@ -3,12 +3,14 @@ import type * as NodeCron from 'node-cron';
 import { z } from 'zod';
 import { durationSchema } from './platform.js';
 
+const requireLazily = createRequire(import.meta.url);
+
 /**
  * node-cron's validator, loaded when a `schedule:` is read: every command loads this schema, only the daemon needs
  * node-cron (issue 31: what a one-shot run loads, it carries to its peak).
  */
 function validateCron(expression: string): ReturnType<typeof NodeCron.validateDetailed> {
-  return (createRequire(import.meta.url)('node-cron') as typeof NodeCron).validateDetailed(expression);
+  return (requireLazily('node-cron') as typeof NodeCron).validateDetailed(expression);
 }
 
 /** The default daemon schedule: every 30 minutes. */

@@ -31,7 +31,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   const { desired, reads } = await readSourcesOfRun(run);
   run.lap('sourcesMs');
   await collectStage('sources', desired.members.length + desired.departments.length, deps.logger);
-  heapRoomStage(desired.members.length + desired.departments.length + desired.positions.length, deps.logger);
+  heapRoomStage(desired, deps.logger);
   const planned = planStage(run, desired);
   const selected = selectStage(run, planned, desired);
   run.lap('planMs');

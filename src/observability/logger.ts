@@ -31,13 +31,14 @@ export interface LoggerOptions {
   personalData?: boolean;
 }
 
+const requireLazily = createRequire(import.meta.url);
+
 /**
  * pino-pretty, loaded when a logger first wants readable lines: JSON logs (every deployment, every CI run) never
  * evaluate it and its dozen dependencies (about 1 MB of heap in each run, issue 31).
  */
 function prettyStream(options: PinoPretty.PrettyOptions): PinoPretty.PrettyStream {
-  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
-  return pretty(options);
+  return (requireLazily('pino-pretty') as typeof PinoPretty)(options);
 }
 
 const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };

@@ -4,9 +4,6 @@ import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
 import { accountingLines, accountingToJson, formatCount, type RecordAccounting } from './report/accounting.js';
 import { joinedChunks } from '../shared/json-chunks.js';
 
-/** The reports' count format (`199,800`), kept in ./report/accounting.ts. */
-export { formatCount } from './report/accounting.js';
-
 const SIGN: Record<string, string> = { create: '+', adopt: '@', update: '~', move: '>', remove: '-' };
 
 /** Extra facts the renderings show beside the plan. */
@@ -48,7 +45,6 @@ function changeDetail(c: Change): string {
   };
   return keys.map((k) => (c.before?.[k] === undefined ? `${k}: ${value(k, 'after', c.fields[k])}` : `${k}: ${value(k, 'before', c.before[k])} -> ${value(k, 'after', c.fields[k])}`)).join('; ');
 }
-
 
 /**
  * One list of the text plan: its heading, at most ROWS_PER_GROUP rows (every row with `full`), `  ... and N more

@@ -9,6 +9,8 @@ import type { Logger } from '../../src/shared/logger.js';
 
 const MiB = 1048576;
 const records = 1_005_500; // a million members, 5,000 departments, 500 positions
+/** A desired state of `members` members, 5,000 departments and 500 positions: sparse lists, only their lengths are read. */
+const desiredOf = (members: number): Parameters<typeof heapRoomStage>[0] => ({ members: new Array(members), departments: new Array(5_000), positions: new Array(500) });
 
 function noting(): { logger: Logger; lines: { level: string; fields: object; msg?: string }[] } {
   const lines: { level: string; fields: object; msg?: string }[] = [];
@@ -41,7 +43,7 @@ describe('heapShortfall', () => {
 describe('heapRoomStage', () => {
   it('warns once, with the figures as fields and a message naming the setting', () => {
     const { logger, lines } = noting();
-    heapRoomStage(records, logger, { heap: 332 * MiB, memory: 640 * MiB });
+    heapRoomStage(desiredOf(1_000_000), logger, { heap: 332 * MiB, memory: 640 * MiB });
     expect(lines).toEqual([{ level: 'warn', fields: { records, heap_limit_mb: 332, needed_mb: 386, memory_mb: 640, suggested_max_old_space_size: 480 }, msg: HEAP_ROOM_MESSAGE }]);
     expect(HEAP_ROOM_MESSAGE).toBe(
       'the heap limit is below what this run needs, so it may stop with "JavaScript heap out of memory": Node sets the limit to half the memory the process may use (in a container, half its memory limit); set NODE_OPTIONS=--max-old-space-size=<suggested_max_old_space_size> (the chart\'s nodeHeapPercent does), and raise the memory limit too if that is below needed_mb',
@@ -50,8 +52,8 @@ describe('heapRoomStage', () => {
 
   it('says nothing when the heap has room (this process: its own limits)', () => {
     const { logger, lines } = noting();
-    heapRoomStage(records, logger, { heap: 480 * MiB, memory: 640 * MiB });
-    heapRoomStage(1_000, logger);
+    heapRoomStage(desiredOf(1_000_000), logger, { heap: 480 * MiB, memory: 640 * MiB });
+    heapRoomStage(desiredOf(1_000), logger);
     expect(lines).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { accountingLines, type RecordAccounting } from '../../src/planner/report/accounting.js';
-import { formatCount } from '../../src/planner/render.js';
+import { formatCount } from '../../src/planner/report/accounting.js';
 
 const SAMPLES = [0, 1, 12, 123, 999, 1_000, 1_234, 12_345, 105_500, 999_999, 1_000_000, 1_234_567, 987_654_321, -1_234];
 

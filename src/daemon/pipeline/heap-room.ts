@@ -6,6 +6,7 @@
  */
 import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
+import type { DesiredState } from '../../domain/index.js';
 import type { Logger } from '../../shared/logger.js';
 
 /** What a run holds besides its records: code, modules, the mirror's tables (about 50 MB measured). */
@@ -47,8 +48,9 @@ function memoryOfProcess(): number {
   return constrained > 0 ? Math.min(constrained, totalmem()) : totalmem();
 }
 
-/** Warns when the heap limit looks too small for a run of `records` source records. */
-export function heapRoomStage(records: number, logger: Logger, limits = { heap: getHeapStatistics().heap_size_limit, memory: memoryOfProcess() }): void {
+/** Warns when the heap limit looks too small for the records of `desired`. */
+export function heapRoomStage(desired: Pick<DesiredState, 'departments' | 'positions' | 'members'>, logger: Logger, limits = { heap: getHeapStatistics().heap_size_limit, memory: memoryOfProcess() }): void {
+  const records = desired.departments.length + desired.positions.length + desired.members.length;
   const shortfall = heapShortfall(records, limits.heap, limits.memory);
   if (shortfall) logger.warn(shortfall, HEAP_ROOM_MESSAGE);
 }
