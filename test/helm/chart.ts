@@ -131,6 +131,7 @@ export function valuesSchema(): Record<string, unknown> {
         shutdownTimeoutSeconds: int('Seconds orgsync takes to stop after SIGTERM; the pods\' terminationGracePeriodSeconds is this plus 10.', 1),
         resources: obj('Container resources.'),
         nodeHeapPercent: { type: 'integer', minimum: 0, maximum: 90, description: 'The Node.js heap limit (NODE_OPTIONS=--max-old-space-size) as a percent of resources.limits.memory; 0: Node\'s default (half the limit).' },
+        nodeSemiSpaceMiB: { type: 'integer', minimum: 0, maximum: 256, description: 'Each of the Node.js young generation\'s two semi-spaces in MiB (NODE_OPTIONS=--max-semi-space-size); 0: Node\'s default (16).' },
         podSecurityContext: obj('Pod security context.'),
         securityContext: {
           ...obj('Container security context.'),

@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { EMULATOR_MISSING_MESSAGE } from '../../src/cli/emulator-door.js';
 import { VERSION } from '../../src/cli/version.js';
 import { ensureBuilt, repoRoot } from '../helpers/build.js';
@@ -104,6 +105,9 @@ describe('Dockerfile (static checks)', () => {
       expect(lines.findIndex((l) => l.startsWith('USER'))).toBeLessThan(lines.findIndex((l) => l.startsWith('ENTRYPOINT')));
     }
     expect(stage('base').lines).toContain('ENV NODE_ENV=production');
+    // The young generation the chart's nodeSemiSpaceMiB also sets, to the same default (its NODE_OPTIONS replaces this one).
+    const chartDefault = (parse(readFileSync(join(repoRoot, 'helm/orgsync/values.yaml'), 'utf8')) as { nodeSemiSpaceMiB: number }).nodeSemiSpaceMiB;
+    expect(stage('base').lines).toContain(`ENV NODE_OPTIONS=--max-semi-space-size=${chartDefault}`);
     expect(stage('runtime').lines).toContain('CMD ["--help"]');
     expect(stage('demo').lines).toContain('CMD ["demo"]');
   });

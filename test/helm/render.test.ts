@@ -172,20 +172,23 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     });
   });
 
-  it('sizes the Node.js heap from the memory limit (nodeHeapPercent of it), since Node on its own takes half and a million-member plan ran out of heap at 640Mi', () => {
+  it('sizes the Node.js heap from the memory limit (nodeHeapPercent of it) and its young generation (nodeSemiSpaceMiB), since Node on its own takes half the limit (a million-member plan ran out of heap at 640Mi) and 32 MiB of young generation', () => {
     const env = (objects: K8sObject[], kind = 'CronJob'): Any[] | undefined => podSpec(one(objects, kind)).containers[0].env;
-    expect(env(ok(template(bin!)))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }]);
-    expect(env(ok(template(bin!, { values: [{ resources: { limits: { memory: '640Mi' } } }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=480' }]);
-    expect(env(ok(template(bin!, { values: [{ mode: 'deployment', resources: { limits: { memory: '1.5Gi' } } }] })), 'Deployment')).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=1152' }]);
+    const young = '--max-semi-space-size=4';
+    expect(env(ok(template(bin!)))).toEqual([{ name: 'NODE_OPTIONS', value: `--max-old-space-size=384 ${young}` }]);
+    expect(env(ok(template(bin!, { values: [{ resources: { limits: { memory: '640Mi' } } }] })))).toEqual([{ name: 'NODE_OPTIONS', value: `--max-old-space-size=480 ${young}` }]);
+    expect(env(ok(template(bin!, { values: [{ mode: 'deployment', resources: { limits: { memory: '1.5Gi' } } }] })), 'Deployment')).toEqual([{ name: 'NODE_OPTIONS', value: `--max-old-space-size=1152 ${young}` }]);
     // Decimal units: 1G is 953.67 MiB, three quarters 715.
-    expect(env(ok(template(bin!, { values: [{ resources: { limits: { memory: '1G' } }, nodeHeapPercent: 75 }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=715' }]);
+    expect(env(ok(template(bin!, { values: [{ resources: { limits: { memory: '1G' } }, nodeHeapPercent: 75, nodeSemiSpaceMiB: 8 }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=715 --max-semi-space-size=8' }]);
     // The operator's own NODE_OPTIONS wins; extraEnv follows ours otherwise.
     const own = [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=200' }, { name: 'TZ', value: 'UTC' }];
     expect(env(ok(template(bin!, { values: [{ extraEnv: own }] })))).toEqual(own);
-    expect(env(ok(template(bin!, { values: [{ extraEnv: [{ name: 'TZ', value: 'UTC' }] }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }, { name: 'TZ', value: 'UTC' }]);
-    // Off, or no limit: Node's default, and no env at all.
-    expect(env(ok(template(bin!, { values: [{ nodeHeapPercent: 0 }] })))).toBeUndefined();
-    expect(env(ok(template(bin!, { values: [{ resources: { requests: { memory: '256Mi' }, limits: null } }] })))).toBeUndefined();
+    expect(env(ok(template(bin!, { values: [{ extraEnv: [{ name: 'TZ', value: 'UTC' }] }] })))).toEqual([{ name: 'NODE_OPTIONS', value: `--max-old-space-size=384 ${young}` }, { name: 'TZ', value: 'UTC' }]);
+    // Each off on its own; both off (or no limit and no young generation): an empty NODE_OPTIONS, which replaces the image's.
+    expect(env(ok(template(bin!, { values: [{ nodeHeapPercent: 0 }] })))).toEqual([{ name: 'NODE_OPTIONS', value: young }]);
+    expect(env(ok(template(bin!, { values: [{ nodeSemiSpaceMiB: 0 }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }]);
+    expect(env(ok(template(bin!, { values: [{ nodeHeapPercent: 0, nodeSemiSpaceMiB: 0 }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '' }]);
+    expect(env(ok(template(bin!, { values: [{ resources: { requests: { memory: '256Mi' }, limits: null }, nodeSemiSpaceMiB: 0 }] })))).toEqual([{ name: 'NODE_OPTIONS', value: '' }]);
     const bad = template(bin!, { values: [{ resources: { limits: { memory: 'lots' } } }] });
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain('resources.limits.memory "lots": use a quantity such as 512Mi or 1Gi (nodeHeapPercent sizes the Node.js heap from it)');
