@@ -10,7 +10,10 @@
  * The emulator runs in a child process of this bench (its memory is not counted) with its rate limits off and the
  * config pacing at 10,000 requests/s, so the 105,000 writes take a couple of minutes, not the hours the platform's
  * 100/s would. Peak RSS is the CLI process's own getrusage maxRSS, recorded at exit by a `--require`d probe.
- * BENCH_ONLY=plan or BENCH_ONLY=sync runs one phase. One JSON line per phase; run it under `uptime`.
+ * Each phase runs twice: with Node's defaults (`node_options` empty: the targets' "no heap flag"), and with the
+ * NODE_OPTIONS the container image and the chart set (IMAGE_NODE_OPTIONS: V8's young generation at 8 MiB, the
+ * Dockerfile's ENV and the chart's nodeSemiSpaceMiB). BENCH_ONLY=plan or BENCH_ONLY=sync runs one phase,
+ * BENCH_RUNTIME=node or BENCH_RUNTIME=image one of the two. One JSON line per run; run it under `uptime`.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +28,8 @@ const PLAN_MEMBERS = Number(process.env.BENCH_PLAN_MEMBERS ?? 1_000_000);
 const SYNC_MEMBERS = Number(process.env.BENCH_SYNC_MEMBERS ?? 100_000);
 const DEPARTMENTS = Number(process.env.BENCH_DEPARTMENTS ?? 5_000);
 const POSITIONS = Number(process.env.BENCH_POSITIONS ?? 500);
+/** What the Dockerfile's ENV and the chart (nodeSemiSpaceMiB, without a memory limit's heap size) set. */
+const IMAGE_NODE_OPTIONS = '--max-semi-space-size=4';
 /** Writes the org's CSV files and a config on `url` into a fresh folder; returns the folder and the config's path. */
 async function prepare(url: string, members: number, label: string): Promise<{ dir: string; config: string }> {
   const dir = mkdtempSync(join(tmpdir(), `orgsync-bench-memory-${label}-`));
@@ -35,14 +40,14 @@ async function prepare(url: string, members: number, label: string): Promise<{ d
   return { dir, config };
 }
 
-/** One phase: a fresh empty tenant, the org's files, the command; prints its JSON line. */
-async function phase(name: string, members: number, command: string[], targetMb: number): Promise<void> {
+/** One phase: a fresh empty tenant, the org's files, the command with NODE_OPTIONS `nodeOptions`; prints its JSON line. */
+async function phase(name: string, members: number, command: string[], targetMb: number, nodeOptions: string): Promise<void> {
   const { child, url } = await startEmulatorChild(fileURLToPath(import.meta.url));
   const { dir, config } = await prepare(url, members, name);
   try {
-    const r = await runMeasuredCli(dir, name, [...command, '--config', config]);
+    const r = await runMeasuredCli(dir, name, [...command, '--config', config], undefined, { NODE_OPTIONS: nodeOptions });
     const ok = r.exit === 0 && r.peakMb < targetMb;
-    const line = { phase: name, command: `orgsync ${command.join(' ')}`, members, departments: DEPARTMENTS, positions: POSITIONS, exit: r.exit, seconds: r.seconds, peak_rss_mb: r.peakMb, target_mb: targetMb, ok, stdout_bytes: r.stdoutBytes };
+    const line = { phase: name, command: `orgsync ${command.join(' ')}`, node_options: nodeOptions, members, departments: DEPARTMENTS, positions: POSITIONS, exit: r.exit, seconds: r.seconds, peak_rss_mb: r.peakMb, target_mb: targetMb, ok, stdout_bytes: r.stdoutBytes };
     console.log(JSON.stringify(r.exit === 0 ? line : { ...line, stderr: r.stderr }));
   } finally {
     await stopEmulatorChild(child);
@@ -52,8 +57,12 @@ async function phase(name: string, members: number, command: string[], targetMb:
 
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
-  if (only === undefined || only === 'plan') await phase('plan_text', PLAN_MEMBERS, ['plan'], 512);
-  if (only === undefined || only === 'sync') await phase('initial_sync', SYNC_MEMBERS, ['sync'], 160);
+  const runtime = process.env.BENCH_RUNTIME;
+  const runtimes = [...(runtime === undefined || runtime === 'node' ? [''] : []), ...(runtime === undefined || runtime === 'image' ? [IMAGE_NODE_OPTIONS] : [])];
+  for (const nodeOptions of runtimes) {
+    if (only === undefined || only === 'plan') await phase('plan_text', PLAN_MEMBERS, ['plan'], 512, nodeOptions);
+    if (only === undefined || only === 'sync') await phase('initial_sync', SYNC_MEMBERS, ['sync'], 160, nodeOptions);
+  }
 }
 
 if (process.argv.includes('--emulator-child')) await serveEmulatorChild({ keys: [KEY], limited: false });

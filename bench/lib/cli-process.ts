@@ -23,8 +23,8 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `orgsync ...args` in `dir`; `meanwhile` runs while it does (given the process, e.g. to stop it). */
-export async function runMeasuredCli(dir: string, name: string, args: readonly string[], meanwhile?: (child: ChildProcess) => Promise<void>): Promise<CliRun> {
+/** Runs `orgsync ...args` in `dir` with `env` added; `meanwhile` runs while it does (given the process, e.g. to stop it). */
+export async function runMeasuredCli(dir: string, name: string, args: readonly string[], meanwhile?: (child: ChildProcess) => Promise<void>, env: Record<string, string> = {}): Promise<CliRun> {
   const probe = join(dir, 'probe.cjs');
   writeFileSync(probe, `${PROBE};\n`);
   const rssFile = join(dir, `${name}.rss`);
@@ -33,7 +33,7 @@ export async function runMeasuredCli(dir: string, name: string, args: readonly s
   const started = process.hrtime.bigint();
   let stderr = '';
   const exit = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, ['--require', probe, CLI, ...args], { cwd: dir, env: { ...process.env, ORGSYNC_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', fd, 'pipe'] });
+    const child = spawn(process.execPath, ['--require', probe, CLI, ...args], { cwd: dir, env: { ...process.env, ...env, ORGSYNC_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', fd, 'pipe'] });
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     child.once('exit', resolve);
     void meanwhile?.(child);
