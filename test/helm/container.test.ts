@@ -2,7 +2,8 @@
  * The Dockerfile, checked without a container engine (none on these machines): its structure, every path it copies,
  * and for each target (the default, and `demo`) a production-only install done the way its stages do it, in a temp
  * folder: the deps stage's COPY and `npm ci` lines, then the files the target copies from the build. The CLI of that
- * folder must run `node dist/cli.js --version`; the default target must lack the emulator and its packages.
+ * folder must run `node dist/cli.js --version` with the image's ENV (its NODE_OPTIONS too); the default target must
+ * lack the emulator and its packages.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
@@ -177,8 +178,21 @@ function assembleTarget(target: string): string {
   return app;
 }
 
-function run(app: string, args: string[]) {
-  return spawnSync(process.execPath, ['dist/cli.js', ...args], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+/** The environment a target's container gets from its stages' ENV lines (`ENV NAME=value`, one a line). */
+function imageEnv(target: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (let st: Stage | undefined = stage(target); st; st = stages.find((p) => p.name === st!.from)) {
+    for (const l of st.lines) {
+      const m = /^ENV ([A-Z_]+)=(.*)$/.exec(l);
+      if (m && !(m[1]! in env)) env[m[1]!] = m[2]!;
+    }
+  }
+  return env;
+}
+
+/** `node dist/cli.js ...args` in an assembled target, with the image's environment (its NODE_OPTIONS included). */
+function run(app: string, target: string, args: string[]) {
+  return spawnSync(process.execPath, ['dist/cli.js', ...args], { cwd: app, encoding: 'utf8', env: { ...process.env, ...imageEnv(target) } });
 }
 
 describe('Dockerfile targets, installed for production here', () => {
@@ -191,25 +205,29 @@ describe('Dockerfile targets, installed for production here', () => {
     for (const app of Object.values(apps)) rmSync(app, { recursive: true, force: true });
   });
 
+  it("the image's environment is what these runs get: NODE_ENV and the young generation's NODE_OPTIONS, which node accepts", () => {
+    for (const target of ['runtime', 'demo']) expect(imageEnv(target)).toEqual({ NODE_ENV: 'production', NODE_OPTIONS: '--max-semi-space-size=4' });
+  });
+
   it('default target: node dist/cli.js --version runs, the emulator and its packages are absent, emulator says so in one line', () => {
     const app = apps.runtime!;
-    const r = run(app, ['--version']);
+    const r = run(app, 'runtime', ['--version']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(`${VERSION}\n`);
     expect(existsSync(join(app, 'packages'))).toBe(false);
     expect(EMULATOR_ONLY.filter((p) => existsSync(join(app, 'node_modules', p)))).toEqual([]);
-    const e = run(app, ['emulator', '--port', '0', '--seed', 'config/seed.example.yaml']);
+    const e = run(app, 'runtime', ['emulator', '--port', '0', '--seed', 'config/seed.example.yaml']);
     expect(e.status).toBe(1);
     expect(e.stderr).toBe(`orgsync: ${EMULATOR_MISSING_MESSAGE}\n`);
   });
 
   it('demo target: node dist/cli.js --version runs, and the emulator starts from the installed package', async () => {
     const app = apps.demo!;
-    const r = run(app, ['--version']);
+    const r = run(app, 'demo', ['--version']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(`${VERSION}\n`);
     for (const p of EMULATOR_ONLY) expect(existsSync(join(app, 'node_modules', p)), p).toBe(true);
-    const child = spawn(process.execPath, ['dist/cli.js', 'emulator', '--port', '0', '--seed', 'config/seed.example.yaml'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['dist/cli.js', 'emulator', '--port', '0', '--seed', 'config/seed.example.yaml'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...imageEnv('demo') } });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
