@@ -8,6 +8,7 @@ import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosi
 import type { EntityKind } from '../domain/entities.js';
 import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup, type TextProblem } from './fields.js';
 import { SeenKeys, SeenRecordKeys } from './duplicates.js';
+import { LineMembers } from './line-members.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
@@ -147,47 +148,6 @@ function sourceMember(source_id: string, display_name: string, origin: RecordOri
   return rec;
 }
 
-/** Where a LineMember keeps its line: a non-enumerable own property, so JSON, spreads and Object.keys never see it. */
-const LINE = Symbol('line');
-const LINE_SLOT: PropertyDescriptor = { value: 0, writable: true, enumerable: false, configurable: true };
-
-/**
- * The `origin` of members read by line from one file: derived from the record's line when read, so every reader
- * sees `{ source, location: "<file>:<line>" }` as before. Assigning it (the merge adds fieldSources) makes it a
- * plain data property again, in the same place among the keys.
- */
-function lineOriginDescriptor(source: string, at: string): PropertyDescriptor {
-  return {
-    get(this: { [LINE]: number }): RecordOrigin {
-      return { source, location: at + this[LINE] };
-    },
-    set(this: object, value: RecordOrigin) {
-      Object.defineProperty(this, 'origin', { value, writable: true, enumerable: true, configurable: true });
-    },
-    enumerable: true,
-    configurable: true,
-  };
-}
-
-/**
- * A member read by line (addMemberAt), with the keys of sourceMember in the same order, `origin` an accessor over
- * the line kept in one hidden slot: 88 bytes where a literal with its origin object and location string held about
- * 180. Its prototype is Object.prototype, so it is a plain object to every reader (`constructor === Object`).
- */
-const LineMember = function (this: SourceMember & { [LINE]: number }, origin: PropertyDescriptor, line: number, source_id: string, display_name: string, email: string | undefined, phone: string | undefined, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined) {
-  this.source_id = source_id;
-  this.display_name = display_name;
-  Object.defineProperty(this, 'origin', origin);
-  if (email !== undefined) this.email = email;
-  if (phone !== undefined) this.phone = phone;
-  if (title !== undefined) this.title = title;
-  if (dept !== undefined) this.department_source_id = dept;
-  if (status !== undefined) this.status = status;
-  LINE_SLOT.value = line;
-  Object.defineProperty(this, LINE, LINE_SLOT);
-} as unknown as new (origin: PropertyDescriptor, line: number, source_id: string, display_name: string, email: string | undefined, phone: string | undefined, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined) => SourceMember;
-LineMember.prototype = Object.prototype;
-
 const memberIdOf = (m: SourceMember): string => m.source_id;
 const memberEmailOf = (m: SourceMember): string | undefined => m.email;
 const memberPhoneOf = (m: SourceMember): string | undefined => m.phone;
@@ -218,8 +178,8 @@ export class SourceCollector {
   private readonly sharedValues = new Map<string, string>();
   private readonly scopes: Record<EntityKind, Scope | undefined>;
   private readonly excluded: Record<EntityKind, number> = { departments: 0, positions: 0, members: 0 };
-  /** The `origin` accessor of the members of each file read by line (addMemberAt), by its location prefix. */
-  private readonly lineOrigins = new Map<string, PropertyDescriptor>();
+  /** The members of each file read by line (addMemberAt), by its location prefix. */
+  private readonly lineMembers = new Map<string, LineMembers>();
 
   constructor(private readonly opts: SourceMappingOptions) {
     this.memberIds = new SeenRecordKeys(1024, this.members, memberIdOf);
@@ -407,7 +367,7 @@ export class SourceCollector {
       const status = this.memberStatus(lookup, overrides);
       const title = titleText !== '' ? this.shared(titleText) : undefined;
       const dept = department !== '' ? this.shared(department) : undefined;
-      const rec = line < 0 ? sourceMember(source_id, display_name, { source: this.opts.source, location: place }, email, phone, title, dept, status) : new LineMember(this.lineOrigin(place), line, source_id, display_name, email, phone, title, dept, status);
+      const rec = line < 0 ? sourceMember(source_id, display_name, { source: this.opts.source, location: place }, email, phone, title, dept, status) : this.membersOfFile(place).add(line, source_id, display_name, email, phone, title, dept, status);
       this.date(m, 'start_date', lookup, rec);
       const endOverride = overrides.end_date;
       if (endOverride !== undefined && !m.end_date) {
@@ -444,11 +404,11 @@ export class SourceCollector {
     return status;
   }
 
-  /** The `origin` of the members read from the file whose locations start with `at` (one per file). */
-  private lineOrigin(at: string): PropertyDescriptor {
-    let d = this.lineOrigins.get(at);
-    if (d === undefined) this.lineOrigins.set(at, (d = lineOriginDescriptor(this.opts.source, at)));
-    return d;
+  /** The members read by line from the file whose locations start with `at` (one store per file). */
+  private membersOfFile(at: string): LineMembers {
+    let m = this.lineMembers.get(at);
+    if (m === undefined) this.lineMembers.set(at, (m = new LineMembers(this.opts.source, at)));
+    return m;
   }
 
   /**
