@@ -10,7 +10,6 @@
 import type { DesiredMember, DesiredMemberStatus, RecordOrigin } from '../domain/desired.js';
 import { PackedStrings } from './packed-strings.js';
 
-
 /** A member before the merge: mapping.ts's SourceMember (which imports this module). */
 type SourceMember = Omit<DesiredMember, 'status'> & { status?: DesiredMemberStatus };
 
@@ -61,6 +60,7 @@ export class LineMembers {
       function (this: Numbered): string {
         return strings.get(this[AT] * PER_MEMBER + k);
       };
+    // Read through this: the array is replaced when it grows.
     const lines = () => this.lines;
     this.fields = {
       source_id: accessor('source_id', entry(SOURCE_ID)),
