@@ -8,14 +8,14 @@
  * where a record with its own four strings held about 230.
  */
 import type { DesiredMember, DesiredMemberStatus, RecordOrigin } from '../domain/desired.js';
+import { keepInSlot } from '../shared/hidden-slot.js';
 import { PackedStrings } from './packed-strings.js';
 
 /** A member before the merge: mapping.ts's SourceMember (which imports this module). */
 type SourceMember = Omit<DesiredMember, 'status'> & { status?: DesiredMemberStatus };
 
-/** Where a record keeps its number: a non-enumerable own property, so JSON, spreads and Object.keys never see it. */
+/** Where a record keeps its number: a hidden slot, so JSON, spreads and Object.keys never see it. */
 const AT = Symbol('at');
-const AT_SLOT: PropertyDescriptor = { value: 0, writable: true, enumerable: false, configurable: true };
 
 /** The entries a member takes in the strings, in this order. */
 const SOURCE_ID = 0;
@@ -104,7 +104,6 @@ const PackedMember = function (this: SourceMember & Numbered, f: Fields, n: numb
   if (title !== undefined) this.title = title;
   if (dept !== undefined) this.department_source_id = dept;
   if (status !== undefined) Object.defineProperty(this, 'status', STATUSES[status]);
-  AT_SLOT.value = n;
-  Object.defineProperty(this, AT, AT_SLOT);
+  keepInSlot(this, AT, n);
 } as unknown as new (f: Fields, n: number, email: boolean, phone: boolean, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined) => SourceMember;
 PackedMember.prototype = Object.prototype;

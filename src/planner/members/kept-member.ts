@@ -1,7 +1,7 @@
 /**
  * What the compact member changes (source-create.ts, suspend-new.ts) are built from: a desired member kept in a
  * hidden slot, and properties derived from it when read. A derived property is an own enumerable accessor, so JSON,
- * spreads, digests and comparisons see a plain change; a slot is a non-enumerable symbol property no reader sees.
+ * spreads, digests and comparisons see a plain change; the member is kept with keepInSlot (src/shared/hidden-slot.ts).
  */
 import type { DesiredMember } from '../../domain/index.js';
 
@@ -16,14 +16,4 @@ export interface KeptMember {
 /** An own enumerable property whose value `get` derives when read. */
 export function derived<T>(get: (this: T) => unknown): PropertyDescriptor {
   return { get, enumerable: true, configurable: true };
-}
-
-/** One descriptor reused for every slot: defining a slot allocates nothing per change. */
-const SLOT: PropertyDescriptor = { value: undefined, writable: true, enumerable: false, configurable: true };
-
-/** Puts `value` under `key` on `target` as a hidden slot. */
-export function keepInSlot(target: object, key: symbol, value: unknown): void {
-  SLOT.value = value;
-  Object.defineProperty(target, key, SLOT);
-  SLOT.value = undefined;
 }

@@ -11,7 +11,8 @@
 import type { Change, DesiredMember, PlanRef, PlanValue } from '../../domain/index.js';
 import { MEMBER_CREATE_ACCESSORS, memberCreateFields } from '../../domain/index.js';
 import { normEmail, normPhone, normText } from '../normalise.js';
-import { derived, keepInSlot, MEMBER, type KeptMember } from './kept-member.js';
+import { keepInSlot } from '../../shared/hidden-slot.js';
+import { derived, MEMBER, type KeptMember } from './kept-member.js';
 
 /** The POST body of a new member: `display_name`, `third_user_id`, then e-mail, phone, title and department when set. */
 export function sourceCreateFields(d: DesiredMember, department: string | PlanRef | undefined): Record<string, PlanValue> {

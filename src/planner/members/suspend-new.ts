@@ -8,7 +8,8 @@
  */
 import type { Change, DesiredMember, PlanRequest, PlanValue } from '../../domain/index.js';
 import { normText } from '../normalise.js';
-import { derived, keepInSlot, MEMBER, type KeptMember as Kept } from './kept-member.js';
+import { keepInSlot } from '../../shared/hidden-slot.js';
+import { derived, MEMBER, type KeptMember as Kept } from './kept-member.js';
 
 const createIdOf = (k: Kept): string => `members:create:${k[MEMBER].source_id}`;
 const SUSPENDED_REASON = 'status suspended in the source';
