@@ -1,11 +1,18 @@
 /**
  * The members read by line from one file (addMemberAt), compact (issue 31). A record keeps one hidden slot, its number
  * among the file's members; its source id, name, e-mail and phone are four entries of the file's PackedStrings and
- * its line an entry of a typed array. Own enumerable accessors read them, in the keys' usual order (source_id,
- * display_name, origin, email, phone, then title and department_source_id as data, and status from one accessor per
- * value), so JSON, spreads, digests and comparisons see the plain record they always did; assigning one makes it a
- * plain data property again, in the same place among the keys. About 48 bytes a member and its strings' characters,
- * where a record with its own four strings held about 230.
+ * its line and its status entries of typed arrays. Own enumerable accessors read them, in the keys' usual order
+ * (source_id, display_name, origin, email, phone, then title and department_source_id as data, then status), so JSON,
+ * spreads, digests and comparisons see the plain record they always did; assigning one makes it a plain data property
+ * again, in the same place among the keys. About 48 bytes a member and its strings' characters, where a record with
+ * its own four strings held about 230.
+ *
+ * V8 shares one map among objects that define a key with the same accessor pair, and turns an object into a
+ * dictionary (about 430 bytes more) when it defines a key with another pair than its siblings from the same
+ * constructor did. So every record of a file defines each key with the file's one pair (status reads a byte per
+ * member, not one accessor per value), and each file builds its records with a constructor of its own (a second file,
+ * or the daemon's next run, brings new pairs). Before, every member not of the first status seen (10% of the
+ * benchmark's) and every member of a second file was a dictionary.
  */
 import type { DesiredMember, DesiredMemberStatus, RecordOrigin } from '../domain/desired.js';
 import { keepInSlot } from '../shared/hidden-slot.js';
@@ -27,7 +34,7 @@ const PER_MEMBER = 4;
 type Numbered = { [AT]: number };
 
 /** The accessors of one file's records: shared by all of them, so they share their maps. */
-type Fields = { [K in 'source_id' | 'display_name' | 'origin' | 'email' | 'phone']: PropertyDescriptor };
+type Fields = { [K in 'source_id' | 'display_name' | 'origin' | 'email' | 'phone' | 'status']: PropertyDescriptor };
 
 /** An own accessor over a record's entry; assigning the key replaces it by a data property where it stands. */
 function accessor<T>(key: string, get: (this: Numbered) => T): PropertyDescriptor {
@@ -41,17 +48,17 @@ function accessor<T>(key: string, get: (this: Numbered) => T): PropertyDescripto
   };
 }
 
-/** A status read from the record's map, not a slot: one accessor per value, shared by every record of it. */
-function statusValue(value: DesiredMemberStatus): PropertyDescriptor {
-  return accessor('status', () => value);
-}
-const STATUSES: { [S in DesiredMemberStatus]: PropertyDescriptor } = { active: statusValue('active'), suspended: statusValue('suspended'), left: statusValue('left') };
+/** The statuses by the byte a file keeps for each member (0: none given, so no key). */
+const STATUS_BY_CODE: readonly (DesiredMemberStatus | undefined)[] = [undefined, 'active', 'suspended', 'left'];
+const STATUS_CODE: { [S in DesiredMemberStatus]: number } = { active: 1, suspended: 2, left: 3 };
 
 export class LineMembers {
   private readonly strings = new PackedStrings();
   private lines = new Int32Array(256);
+  private statuses = new Uint8Array(256);
   private count = 0;
   private readonly fields: Fields;
+  private readonly Member = packedMemberConstructor();
 
   /** The members of the file `source` reads whose locations start with `at` (`members.csv:`). */
   constructor(source: string, at: string) {
@@ -60,8 +67,9 @@ export class LineMembers {
       function (this: Numbered): string {
         return strings.get(this[AT] * PER_MEMBER + k);
       };
-    // Read through this: the array is replaced when it grows.
+    // Read through these: the arrays are replaced when they grow.
     const lines = () => this.lines;
+    const statuses = () => this.statuses;
     this.fields = {
       source_id: accessor('source_id', entry(SOURCE_ID)),
       display_name: accessor('display_name', entry(DISPLAY_NAME)),
@@ -70,6 +78,9 @@ export class LineMembers {
       }),
       email: accessor('email', entry(EMAIL)),
       phone: accessor('phone', entry(PHONE)),
+      status: accessor('status', function (this: Numbered): DesiredMemberStatus {
+        return STATUS_BY_CODE[statuses()[this[AT]]!]!;
+      }),
     };
   }
 
@@ -77,33 +88,43 @@ export class LineMembers {
   add(line: number, source_id: string, display_name: string, email: string | undefined, phone: string | undefined, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined): SourceMember {
     const n = this.count++;
     if (n === this.lines.length) {
-      const grown = new Int32Array(this.lines.length * 2);
-      grown.set(this.lines);
-      this.lines = grown;
+      const lines = new Int32Array(n * 2);
+      lines.set(this.lines);
+      this.lines = lines;
+      const statuses = new Uint8Array(n * 2);
+      statuses.set(this.statuses);
+      this.statuses = statuses;
     }
     this.lines[n] = line;
+    if (status !== undefined) this.statuses[n] = STATUS_CODE[status];
     const s = this.strings;
     s.add(source_id);
     s.add(display_name);
     s.add(email ?? '');
     s.add(phone ?? '');
-    return new PackedMember(this.fields, n, email !== undefined, phone !== undefined, title, dept, status);
+    return new this.Member(this.fields, n, email !== undefined, phone !== undefined, title, dept, status !== undefined);
   }
 }
 
+type PackedMember = new (f: Fields, n: number, email: boolean, phone: boolean, title: string | undefined, dept: string | undefined, status: boolean) => SourceMember;
+
 /**
- * Builds a record (a constructor: V8 sizes the object to its slots at once). Its prototype is Object.prototype, so
- * it is a plain object to every reader (`constructor === Object`).
+ * A constructor of records (V8 sizes an object to its slots at once), a new function each time: V8 keeps the maps of
+ * the objects a function builds under that function, so one file's accessor pairs never meet another's. Its
+ * prototype is Object.prototype, so a record is a plain object to every reader (`constructor === Object`).
  */
-const PackedMember = function (this: SourceMember & Numbered, f: Fields, n: number, email: boolean, phone: boolean, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined) {
-  Object.defineProperty(this, 'source_id', f.source_id);
-  Object.defineProperty(this, 'display_name', f.display_name);
-  Object.defineProperty(this, 'origin', f.origin);
-  if (email) Object.defineProperty(this, 'email', f.email);
-  if (phone) Object.defineProperty(this, 'phone', f.phone);
-  if (title !== undefined) this.title = title;
-  if (dept !== undefined) this.department_source_id = dept;
-  if (status !== undefined) Object.defineProperty(this, 'status', STATUSES[status]);
-  keepInSlot(this, AT, n);
-} as unknown as new (f: Fields, n: number, email: boolean, phone: boolean, title: string | undefined, dept: string | undefined, status: DesiredMemberStatus | undefined) => SourceMember;
-PackedMember.prototype = Object.prototype;
+function packedMemberConstructor(): PackedMember {
+  const PackedMember = function (this: SourceMember & Numbered, f: Fields, n: number, email: boolean, phone: boolean, title: string | undefined, dept: string | undefined, status: boolean) {
+    Object.defineProperty(this, 'source_id', f.source_id);
+    Object.defineProperty(this, 'display_name', f.display_name);
+    Object.defineProperty(this, 'origin', f.origin);
+    if (email) Object.defineProperty(this, 'email', f.email);
+    if (phone) Object.defineProperty(this, 'phone', f.phone);
+    if (title !== undefined) this.title = title;
+    if (dept !== undefined) this.department_source_id = dept;
+    if (status) Object.defineProperty(this, 'status', f.status);
+    keepInSlot(this, AT, n);
+  } as unknown as PackedMember;
+  PackedMember.prototype = Object.prototype;
+  return PackedMember;
+}

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fastPropertiesCheck } from '../helpers/fast-properties.js';
 import { PackedStrings } from '../../src/desired/packed-strings.js';
 import { getPath, SourceCollector } from '../../src/desired/index.js';
 
@@ -21,7 +22,7 @@ describe('PackedStrings', () => {
 describe('members read by line (SourceCollector.addMemberAt)', () => {
   const lookupOf = (rec: Record<string, unknown>) => (name: string) => getPath(rec, name);
   const collector = () => new SourceCollector({ source: 'hr', authoritativeFields: [], members: { fields: { id: 'id', display_name: 'name', email: 'email', phone: 'phone', title: 'title', department: 'dept', status: 'status' } }, phoneRegion: 'US' });
-  const row = (i: number) => ({ id: `E${i}`, name: `Ada ${i}`, email: i % 3 === 0 ? '' : `ada.${i}@example.com`, phone: i % 5 === 0 ? '' : `+1 212 555 ${String(1000 + (i % 9000)).padStart(4, '0')}`, title: i % 2 ? 'Engineer' : '', dept: 'D1', status: i % 4 === 0 ? '' : 'active' });
+  const row = (i: number) => ({ id: `E${i}`, name: `Ada ${i}`, email: i % 3 === 0 ? '' : `ada.${i}@example.com`, phone: i % 5 === 0 ? '' : `+1 212 555 ${String(1000 + (i % 9000)).padStart(4, '0')}`, title: i % 2 ? 'Engineer' : '', dept: 'D1', status: i % 4 === 0 ? '' : i % 7 === 0 ? 'left' : i % 11 === 0 ? 'suspended' : 'active' });
 
   it('reads as the plain record addMember builds: the same keys in the same order, JSON, spread and origin', () => {
     const byLine = collector();
@@ -39,6 +40,18 @@ describe('members read by line (SourceCollector.addMemberAt)', () => {
     expect({ ...a[7] }).toStrictEqual({ ...b[7] });
     expect(a[2099]!.origin).toEqual({ source: 'hr', location: 'members.csv:2101' });
     expect(Object.getPrototypeOf(a[0])).toBe(Object.prototype);
+  });
+
+  it('keeps every record in fast mode, whatever its status and in every file (no dictionary of about 430 bytes a member)', () => {
+    const hasFastProperties = fastPropertiesCheck();
+    // Two files, as two sources or two daemon runs read them: each brings its own accessors.
+    for (const file of ['first.csv:', 'second.csv:']) {
+      const c = collector();
+      for (let i = 0; i < 200; i++) c.addMemberAt(lookupOf(row(i)), file, i + 2);
+      const members = c.finish().members;
+      expect(new Set(members.map((m) => m.status))).toEqual(new Set([undefined, 'active', 'left', 'suspended']));
+      expect(members.filter((m) => !hasFastProperties(m)).map((m) => m.source_id)).toEqual([]);
+    }
   });
 
   it('takes an assignment as a plain data property in the same place among the keys', () => {

@@ -3,10 +3,11 @@
  * the same value to every reader: JSON text (key order included), comparisons, spreads, and a saved plan read back.
  */
 import { describe, expect, it } from 'vitest';
+import { fastPropertiesCheck } from '../helpers/fast-properties.js';
 import { memberCreateChange } from '../../src/domain/index.js';
 import { calculatePlan, normEmail, normText } from '../../src/planner/index.js';
 import { suspendNewMember } from '../../src/planner/members/create-member.js';
-import { desired, OPTS, snapshot } from './fixtures.js';
+import { desired, member, OPTS, snapshot } from './fixtures.js';
 
 describe('compact member creates', () => {
   const plan = () =>
@@ -46,6 +47,18 @@ describe('compact member creates', () => {
     const [a, b] = plan().changes.filter((x) => x.op === 'create' && x.entity === 'members');
     expect(a!.paths).toBe(b!.paths);
     expect(a!.dependsOn).toBe(b!.dependsOn);
+  });
+
+  it('keeps every compact change in fast mode, a re-hire first among them (no dictionary of about 430 bytes a change)', () => {
+    const hasFastProperties = fastPropertiesCheck();
+    const left = member({ account_id: 'a0', display_name: 'Old', third_user_id: 'u0', status: 'left' });
+    const members = Array.from({ length: 40 }, (_, i) => ({ source_id: `u${i}`, display_name: `M ${i}`, department_source_id: i % 2 ? 'eng' : undefined, status: i % 5 === 4 ? ('suspended' as const) : ('active' as const) }));
+    for (let run = 0; run < 2; run++) {
+      const changes = calculatePlan(desired({ departments: [{ source_id: 'eng', name: 'Engineering' }], members }), snapshot({ members: [left], ownedMembers: new Map([['u0', 'a0']]) }), OPTS).changes;
+      expect(changes.filter((c) => c.entity === 'members' && c.op === 'create')).toHaveLength(40);
+      expect(changes[1]!.reason).toBe('re-hire: the member left and is in the source again');
+      expect(changes.filter((c) => !hasFastProperties(c)).map((c) => c.id)).toEqual([]);
+    }
   });
 
   it('says re-add for a re-hire (a create carrying the account it re-activates)', () => {
