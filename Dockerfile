@@ -24,6 +24,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY packages/emulator/tsconfig.json packages/emulator/tsconfig.build.json ./packages/emulator/
 COPY packages/emulator/src ./packages/emulator/src
 COPY src ./src
+COPY tools/bundle.mjs ./tools/bundle.mjs
 RUN npm run build
 
 # The sync's production dependencies alone: the workspace (the emulator) is left out.

@@ -46,7 +46,7 @@ describe('orgsync demo', () => {
     // A copy, so its build neither needs nor touches this checkout's dist/ (other tests run dist/cli.js meanwhile).
     const clone = tempDir('orgsync-fresh-');
     for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(repoRoot, f), join(clone, f));
-    for (const d of ['src', 'config']) cpSync(join(repoRoot, d), join(clone, d), { recursive: true, filter: (src) => !src.includes(`${sep}var`) });
+    for (const d of ['src', 'config', 'tools']) cpSync(join(repoRoot, d), join(clone, d), { recursive: true, filter: (src) => !src.includes(`${sep}var`) });
     // The emulator package (a project reference of the build), without its build output.
     const pkg = join('packages', 'emulator');
     for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(repoRoot, pkg, f), join(clone, pkg, f));

@@ -141,7 +141,7 @@ describe('Dockerfile (static checks)', () => {
     const copied = stages.flatMap((s) => copiesOf(s).filter((c) => !c.from).flatMap((c) => c.sources));
     expect([...new Set(copied)]).toEqual([
       'package.json', 'package-lock.json', 'packages/emulator/package.json', 'tsconfig.json', 'tsconfig.build.json',
-      'packages/emulator/tsconfig.json', 'packages/emulator/tsconfig.build.json', 'packages/emulator/src', 'src', 'config',
+      'packages/emulator/tsconfig.json', 'packages/emulator/tsconfig.build.json', 'packages/emulator/src', 'src', 'tools/bundle.mjs', 'config',
     ]);
     for (const c of copied) expect(ignored).not.toContain(c);
   });

@@ -1,7 +1,7 @@
 /**
  * The built CLI for tests that run it as users do (node dist/cli.js): runs the root build (tsc -b: the emulator
- * package, a project reference, then the sync) when dist/cli.js or the package's dist is missing or older than its
- * sources. .ci/run builds before testing, so there this only checks.
+ * package, a project reference, then the sync; then tools/bundle.mjs, which makes dist/cli.js) when dist/cli.js or
+ * the package's dist is missing or older than its sources. .ci/run builds before testing, so there this only checks.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -33,6 +33,7 @@ export function ensureBuilt(): void {
   if (builtAt(CLI) < newestMtime(join(repoRoot, 'src')) || builtAt(EMULATOR_DIST) < newestMtime(join(repoRoot, 'packages', 'emulator', 'src'))) {
     // tsc still emits when another part of the tree has type errors; what matters here is the two dists.
     spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', join(repoRoot, 'tsconfig.build.json')], { cwd: repoRoot, stdio: 'ignore' });
+    spawnSync(process.execPath, [join(repoRoot, 'tools', 'bundle.mjs')], { cwd: repoRoot, stdio: 'ignore' });
   }
   for (const f of [CLI, EMULATOR_DIST]) if (!statSync(f, { throwIfNoEntry: false })?.isFile()) throw new Error(`${f} is missing after npm run build`);
 }

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import { CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
@@ -14,9 +13,10 @@ import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openEmulatorDoor } from '../emulator-door.js';
 import { openRunEnvironment } from '../../app/run-environment.js';
+import { packageRoot } from '../../app/package-root.js';
 
-/** config/demo/ of the installed package (the same relative place from src/ and from dist/). */
-export const DEMO_DIR = fileURLToPath(new URL('../../../config/demo/', import.meta.url));
+/** config/demo/ of the installed package. */
+export const DEMO_DIR = join(packageRoot(), 'config', 'demo');
 
 /** One paragraph of a run's summary, as the demo prints it. */
 export function renderRunSummary(summary: RunSummary): string {

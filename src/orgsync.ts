@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The orgsync command. Exit codes: see README "Exit codes".
+// The orgsync command (bundled into dist/cli.js by tools/bundle.mjs). Exit codes: see README "Exit codes".
 import { main } from './cli/main.js';
 import { SIGNAL_EXIT } from './shared/errors.js';
 
