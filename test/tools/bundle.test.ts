@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../../src/app/package-root.js';
+import { installedPackage } from '../../src/app/package-root.js';
 import { CLI, ensureBuilt, repoRoot } from '../helpers/build.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -49,16 +49,17 @@ describe('the bundled bin (dist/cli.js)', () => {
   });
 });
 
-describe('packageRoot', () => {
-  it('finds the folder of orgsync\'s package.json from a module at any depth', () => {
-    expect(packageRoot()).toBe(repoRoot);
-    expect(packageRoot(pathToFileURL(join(repoRoot, 'dist', 'chunks', 'x.js')).href)).toBe(repoRoot);
+describe('installedPackage', () => {
+  it('finds the folder of orgsync\'s package.json from a module at any depth, with its version', () => {
+    const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(installedPackage()).toEqual({ root: repoRoot, version });
+    expect(installedPackage(pathToFileURL(join(repoRoot, 'dist', 'chunks', 'x.js')).href).root).toBe(repoRoot);
     // The emulator's package.json on the way up is another package's: it goes on past it.
-    expect(packageRoot(pathToFileURL(join(repoRoot, 'packages', 'emulator', 'dist', 'index.js')).href)).toBe(repoRoot);
+    expect(installedPackage(pathToFileURL(join(repoRoot, 'packages', 'emulator', 'dist', 'index.js')).href).root).toBe(repoRoot);
   });
 
   it('names the module it searched from when there is none above it', () => {
     const dir = tempDir('orgsync-noroot-');
-    expect(() => packageRoot(pathToFileURL(join(dir, 'a', 'b.js')).href)).toThrow(`orgsync's package.json was not found above ${join(dir, 'a', 'b.js')}`);
+    expect(() => installedPackage(pathToFileURL(join(dir, 'a', 'b.js')).href)).toThrow(`orgsync's package.json was not found above ${join(dir, 'a', 'b.js')}`);
   });
 });

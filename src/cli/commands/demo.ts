@@ -13,10 +13,10 @@ import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 import { openEmulatorDoor } from '../emulator-door.js';
 import { openRunEnvironment } from '../../app/run-environment.js';
-import { packageRoot } from '../../app/package-root.js';
+import { installedPackage } from '../../app/package-root.js';
 
 /** config/demo/ of the installed package. */
-export const DEMO_DIR = join(packageRoot(), 'config', 'demo');
+export const DEMO_DIR = join(installedPackage().root, 'config', 'demo');
 
 /** One paragraph of a run's summary, as the demo prints it. */
 export function renderRunSummary(summary: RunSummary): string {
