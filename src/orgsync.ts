@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // The orgsync command (bundled into dist/cli.js by tools/bundle.mjs). Exit codes: see README "Exit codes".
+import { keepWasmOnBaselineCompiler } from './app/wasm-compiler.js';
 import { main } from './cli/main.js';
 import { SIGNAL_EXIT } from './shared/errors.js';
+
+keepWasmOnBaselineCompiler();
 
 const controller = new AbortController();
 let signalled = 0;
