@@ -37,7 +37,7 @@ export const packageBoundary = {
 };
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/dist-bench/**', '**/node_modules/**', 'coverage/**', 'helm/**'] },
+  { ignores: ['.bench-out/**', '**/dist/**', '**/dist-bench/**', '**/node_modules/**', 'coverage/**', 'helm/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

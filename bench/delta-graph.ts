@@ -149,7 +149,7 @@ async function timedRead(label: string, base: string, dbPath: string, fullRead: 
     const read = report.sources[0]!.read!;
     const line = { bench: 'delta-graph', read: label, mode: read.mode, reason: read.reason, records_read: read.recordsRead, requests: (await requests()) - before, wall_ms: wallMs, members: report.state.members.length };
     process.stdout.write(`${JSON.stringify(line)}\n`);
-    return membersDigest(report.state.members);
+    return membersDigest([...report.state.members]);
   } finally {
     db.close();
   }

@@ -33,13 +33,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../src/config/load.js';
 import { runOnce, type RunSummary } from '../src/daemon/run-once.js';
-import type { DesiredState, PlatformDepartment } from '../src/domain/index.js';
+import { memberList, type DesiredState, type PlatformDepartment } from '../src/domain/index.js';
 import { openStateDb } from '../src/mirror/db.js';
 import { Mirror } from '../src/mirror/mirror.js';
 import { OwnershipStore } from '../src/mirror/ownership.js';
 import { RecordHistory } from '../src/mirror/record-history.js';
 import { createPlatformClient } from '../src/platform/client.js';
-import { calculatePlan } from '../src/planner/index.js';
+import { calculatePlan, listMembers } from '../src/planner/index.js';
 import { systemClock } from '../src/shared/clock.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { ask, emulatorRequests, resetRequests, serveEmulatorChild, startEmulatorChild, stopEmulatorChild } from './lib/emulator-child.js';
@@ -141,14 +141,14 @@ function syncParts(url: string, dir: string, requestsPerSecond: number, recordHi
 
 function desiredOf(opts: { members: number; departments: number; positions: number }): DesiredState {
   const o = generateOrg({ ...opts, seed: SEED });
-  return { ...o, quarantine: [], provided: { departments: true, positions: true, members: true } };
+  return { ...o, members: memberList(o.members), quarantine: [], provided: { departments: true, positions: true, members: true } };
 }
 
 const writesOf = (s: RunSummary) => Object.values(s.applied).reduce((n, ops) => n + Object.values(ops).reduce((a, b) => a + b, 0), 0);
 
 /** 1% churn of the members: title changes, department moves, leavers and joiners; returns the expected writes. */
 function churn(desired: DesiredState): { next: DesiredState; changes: number } {
-  const members = desired.members.map((m) => ({ ...m }));
+  const members = [...desired.members].map((m) => ({ ...m }));
   const active = members.map((m, i) => [m, i] as const).filter(([m]) => m.status === 'active');
   const n = Math.round(desired.members.length / 100);
   const titles = Math.round(n * 0.4);
@@ -168,7 +168,7 @@ function churn(desired: DesiredState): { next: DesiredState; changes: number } {
   for (let k = 0; k < joiners; k++) {
     next.push({ source_id: `J${String(k).padStart(6, '0')}`, display_name: `Joiner ${k}`, email: `joiner.${k}@example.com`, department_source_id: desired.departments[k % desired.departments.length]!.source_id, status: 'active' });
   }
-  return { next: { ...desired, members: next }, changes: n };
+  return { next: { ...desired, members: memberList(next) }, changes: n };
 }
 
 async function planChild(): Promise<void> {
@@ -176,7 +176,7 @@ async function planChild(): Promise<void> {
   const desired = desiredOf({ members: PLAN_MEMBERS, departments: BIG.departments, positions: BIG.positions });
   const generated = performance.now();
   const root: PlatformDepartment = { id: 'root', parent_id: '', name: 'Bench', path: '/Bench', depth: 0, sort_order: 0, third_department_id: '', member_count: 0, metadata: {}, status: 'active', updated_at: new Date().toISOString() };
-  const plan = calculatePlan(desired, { departments: [root], positions: [], members: [], ownedMembers: new Map() }, { syncId: 'bench', policy: 'sync', memberRemoval: 'left', deleteThreshold: { max_count: 500, max_percent: 20 }, adopt: { members: [], departments: [], positions: [] }, now: Date.now() });
+  const plan = calculatePlan(desired, { departments: [root], positions: [], members: listMembers([], new Map()) }, { syncId: 'bench', policy: 'sync', memberRemoval: 'left', deleteThreshold: { max_count: 500, max_percent: 20 }, adopt: { members: [], departments: [], positions: [] }, now: Date.now() });
   const planned = performance.now();
   process.send!({
     phase: 'plan_1m',

@@ -11,18 +11,25 @@ export const BENCH_ADMIN = 'bench-admin-token';
 export const REAL_LIMITS = { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 };
 export const NO_LIMITS = { per_api_key: 0, per_session_token: 0, per_tenant: 0, per_client_id: 0 };
 
-/** In the child: serves one tenant holding `keys` (read and write) until the parent says `stop` or goes away. */
-export async function serveEmulatorChild(options: { keys: readonly string[]; limited: boolean }): Promise<void> {
-  let offsetMs = -2 * 3600_000;
+/**
+ * In the child: serves one tenant holding `keys` (read and write) until the parent says `stop` or goes away; with
+ * `dbPath` its data lives in that SQLite file and survives a restart (bench:steady's cached tenant), with
+ * `clockOffsetMs` its clock runs that far from the wall clock (`clock+<ms>` moves it on).
+ */
+export async function serveEmulatorChild(options: { keys: readonly string[]; limited: boolean; dbPath?: string; clockOffsetMs?: number }): Promise<void> {
+  let offsetMs = options.clockOffsetMs ?? -2 * 3600_000;
   const clock: Clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
   // Imported here, in the child only: loaded in a bench's own process it added about 27 MB to the RSS measured as the sync's.
   const { parseSeed, startEmulator } = await import('../../packages/emulator/src/index.js');
   const apiKeys = options.keys.map((key) => ({ key, scopes: ['tenant.org.read', 'tenant.org.write'] }));
   const seed = parseSeed({ tenants: [{ id: 1, name: 'Bench', api_keys: apiKeys }], limits: options.limited ? { ...REAL_LIMITS } : { ...NO_LIMITS } }, 'bench seed');
-  const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: BENCH_ADMIN, clock });
+  const running = await startEmulator({ seed, port: 0, host: '127.0.0.1', adminToken: BENCH_ADMIN, clock, ...(options.dbPath ? { dbPath: options.dbPath } : {}) });
   process.on('message', (msg) => {
     if (msg === 'clock-now') {
       offsetMs = 0;
+      process.send!('clock-set');
+    } else if (typeof msg === 'string' && msg.startsWith('clock+')) {
+      offsetMs += Number(msg.slice(6));
       process.send!('clock-set');
     } else if (msg === 'limits-real') {
       // The limits are read at every request (seed.limits), so the running emulator enforces them from now on.

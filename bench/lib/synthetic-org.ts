@@ -26,6 +26,11 @@ export interface SyntheticOrgOptions {
   positions: number;
   /** Any integer; the same seed gives the same organisation. */
   seed: number;
+  /**
+   * Churn for the daily-run bench: every member whose index is a multiple of this gets the next position's name as
+   * title (100: 1% of the members changed); every other byte stays as without it. Absent: none.
+   */
+  titleChurnEvery?: number;
 }
 
 /** A synthetic organisation in the normalised desired shape. */
@@ -104,7 +109,9 @@ export function* iterateMemberRows(opts: SyntheticOrgOptions): Generator<Synthet
     const r = rand();
     const status = r < 0.9 ? 'active' : r < 0.95 ? 'leave' : 'terminated';
     const dept = opts.departments > 0 ? departmentId(Math.floor(rand() * opts.departments)) : '';
-    const title = opts.positions > 0 ? positionName(Math.floor(rand() * positions)) : '';
+    const titleIndex = Math.floor(rand() * positions);
+    const churned = opts.titleChurnEvery !== undefined && i % opts.titleChurnEvery === 0;
+    const title = opts.positions > 0 ? positionName(churned ? (titleIndex + 1) % positions : titleIndex) : '';
     yield {
       employee_id: memberId(i),
       first_name: first,

@@ -24,6 +24,7 @@ import { openStateDb, warnIfStateDbReadable } from '../mirror/db.js';
 import { explainStateDbError } from '../mirror/db-faults.js';
 import { MirrorLease, type LeaseHolder } from '../mirror/lease.js';
 import { Mirror } from '../mirror/mirror.js';
+import { openMemberStage } from '../mirror/member-stage.js';
 import { OwnershipStore } from '../mirror/ownership.js';
 import { PhoneCacheStore } from '../mirror/phone-cache.js';
 import { RecordHistory } from '../mirror/record-history.js';
@@ -122,6 +123,8 @@ interface OpenedState {
   holder: LeaseHolder | undefined;
   /** Takes the lease (again, after a run lost it) and starts its heartbeat. */
   take(): void;
+  /** Closes the state DB (a read-only snapshot: and removes its private copy). */
+  close(): void;
 }
 
 /** Opens the state DB and takes its lease, or (read-only) opens a private snapshot of it. */
@@ -148,7 +151,7 @@ function openState(settings: StateDbSettings, clock: Clock, logger: Logger, read
     }
     lease.startHeartbeat(onLeaseLost);
   }
-  return { db, lease, holder: snapshot?.holder, take };
+  return { db, lease, holder: snapshot?.holder, take, close: () => (snapshot ? snapshot.close() : db.close()) };
 }
 
 /** The platform client, counting requests and 429s and feeding the metrics; a dropped key is logged on `log()`. */
@@ -229,11 +232,12 @@ function runIn(w: RunWiring, opts: RunOnceOptions, run: EnvironmentRun, log: Log
       clock,
       // Issue 19: libphonenumber-js verdicts of earlier runs; saved only by a run that holds the lease.
       // Issue 31: delta-capable sources read with the state DB's snapshots (saved only by a run that holds the lease).
+      // Issue 42: the members staged in the state DB connection's temporary tables, a new stage each run.
       readDesiredState: (signal, reads) =>
         readWithPhoneCache(w.phones, () => !readOnly && state.lease.isHeld, log, (phoneCache) =>
           readWithSnapshots(
             config,
-            { env: w.ctx.env, logger: log, clock, phoneCache, ...(signal ? { signal } : {}) },
+            { env: w.ctx.env, logger: log, clock, phoneCache, stage: openMemberStage(env.db), ...(signal ? { signal } : {}) },
             { db: env.db, fullRead: opts.fullRead === true, mayWrite: () => !readOnly && state.lease.isHeld, reads },
           ),
         ),
@@ -286,7 +290,7 @@ export function openRunEnvironment(config: Config, ctx: { env: Record<string, st
     opened = openClient(config, clock, metrics, () => runLog);
   } catch (err) {
     lease.release();
-    db.close();
+    state.close();
     throw err;
   }
   const { client, stats } = opened;
@@ -336,7 +340,7 @@ export function openRunEnvironment(config: Config, ctx: { env: Record<string, st
       notifier.close();
       lease.release();
       await client.close();
-      db.close();
+      state.close();
     },
   };
   return env;

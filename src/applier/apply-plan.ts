@@ -659,7 +659,7 @@ async function onCreateConflict(c: Change, err: PlatformError, body: Record<stri
   await ctx.flush();
   await ctx.refresh([c.entity]);
   if (c.entity === 'departments' || c.entity === 'positions') {
-    const rec = mirror.snapshot()[c.entity].byThirdId.get(c.thirdId) as PlatformDepartment | PlatformPosition | undefined;
+    const rec = mirror.byThirdId(c.entity, c.thirdId) as PlatformDepartment | PlatformPosition | undefined;
     const live = rec && rec.status === 'active' ? rec : undefined;
     if (!live) return { change: c, status: 'deferred', message: `${err.code}: no live record with third id ${c.thirdId} after a refresh` };
     if (live.metadata?.[MANAGED_BY_KEY] !== syncId) {
@@ -686,14 +686,14 @@ async function onCreateConflict(c: Change, err: PlatformError, body: Record<stri
     return { change: c, status: 'adopted', platformId: live.id, message: 'took over this sync\'s own record' };
   }
   // Members: member_exists (phone / e-mail) or third_id_conflict.
-  const members = mirror.snapshot().members;
   const live = (m: PlatformMember | undefined) => (m && m.status !== 'left' ? m : undefined);
   const wantPhone = typeof body.phone === 'string' ? normPhone(body.phone) : '';
   const wantEmail = typeof body.email === 'string' ? normEmail(body.email) : '';
-  let found = live(members.byThirdId.get(c.thirdId));
+  let found = live(mirror.byThirdId('members', c.thirdId));
   let matchedBy: 'crashed_create' | 'email' | 'phone' | undefined;
   if (!found) {
-    for (const m of members.byId.values()) {
+    // Rare (a create the platform refused as taken): the mirror read a window at a time, not held.
+    for (const m of mirror.scanMembers()) {
       if (m.status === 'left') continue;
       if (wantPhone && normPhone(m.phone) === wantPhone) {
         found = m;
@@ -707,8 +707,7 @@ async function onCreateConflict(c: Change, err: PlatformError, body: Record<stri
   if (found.third_user_id === c.thirdId && samePerson) matchedBy = 'crashed_create';
   else if (deps.adopt.members.includes('email') && wantEmail && normEmail(found.email) === wantEmail) matchedBy = 'email';
   else if (deps.adopt.members.includes('phone') && wantPhone && normPhone(found.phone) === wantPhone) matchedBy = 'phone';
-  const owned = ownership.ownedMembers();
-  const ownedAlready = [...owned.values()].includes(found.account_id);
+  const ownedAlready = ownership.sourceIdOfAccount(found.account_id) !== undefined;
   if (!matchedBy && !ownedAlready) {
     return { change: c, status: 'conflict', message: `${err.code}: member "${found.display_name}" (${found.account_id}) is already in the tenant and not owned by this sync; left alone (sync.adopt.members enables adoption)` };
   }

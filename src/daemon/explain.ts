@@ -4,7 +4,6 @@
  * since when, and what the next plan would do to it and why.
  */
 import type { Change, LifecycleEvent, DesiredDepartment, DesiredMember, DesiredPosition, DesiredState, EntityKind, Plan, PlatformDepartment, PlatformMember, PlatformPosition, QuarantineEntry, RecordOrigin } from '../domain/index.js';
-import { ENTITY_KINDS } from '../domain/index.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { OwnershipStore } from '../mirror/ownership.js';
 import type { TrustStateStore } from '../mirror/trust-state.js';
@@ -45,8 +44,6 @@ const isLive = (r: PlatformRecord): boolean => r.status !== 'deleted' && r.statu
 export function explainRecords(state: ExplainState, key: string): RecordExplanation[] {
   const k = key.trim();
   const email = normEmail(k);
-  const owned = state.ownership.ownedMembers();
-  const accountToThird = new Map([...owned].map(([third, account]) => [account, third]));
   const snap = state.mirror.snapshot();
   const found = new Map<string, { entity: EntityKind; thirdId: string; platformId?: string }>();
   const add = (entity: EntityKind, thirdId: string, platformId?: string): void => {
@@ -54,21 +51,18 @@ export function explainRecords(state: ExplainState, key: string): RecordExplanat
     const prev = found.get(id);
     if (!prev || (!prev.platformId && platformId)) found.set(id, { entity, thirdId, ...(platformId ? { platformId } : {}) });
   };
-  for (const entity of ENTITY_KINDS) {
-    for (const d of state.desired[entity] as DesiredRecord[]) {
-      if (d.source_id === k || (entity === 'members' && (d as DesiredMember).email !== undefined && normEmail((d as DesiredMember).email) === email)) add(entity, d.source_id);
-    }
+  for (const entity of ['departments', 'positions'] as const) {
+    for (const d of state.desired[entity]) if (d.source_id === k) add(entity, d.source_id);
     for (const q of state.desired.quarantine) if (q.entity === entity && q.source_id === k) add(entity, k);
-    const records = snap[entity] as { byId: ReadonlyMap<string, PlatformRecord>; byThirdId: ReadonlyMap<string, PlatformRecord> };
+    const records = snap[entity] as { byId: ReadonlyMap<string, PlatformRecord> };
     // Live records first, so a tombstone sharing a third id does not stand for the record.
     for (const r of [...records.byId.values()].sort((a, b) => Number(isLive(b)) - Number(isLive(a)))) {
       const pid = platformIdOf(entity, r);
-      const third = (entity === 'members' ? accountToThird.get(pid) : undefined) ?? thirdIdOf(entity, r);
-      const hit = pid === k || (third !== '' && third === k) || (entity === 'members' && (r as PlatformMember).email !== '' && normEmail((r as PlatformMember).email) === email);
-      if (hit) add(entity, third, pid);
+      const third = thirdIdOf(entity, r);
+      if (pid === k || (third !== '' && third === k)) add(entity, third, pid);
     }
-    if (entity === 'members' && owned.has(k)) add('members', k, owned.get(k));
   }
+  findMembers(state, k, email, add);
   // A record found by its third id in the sources and by its platform id in the mirror is one record.
   for (const [id, f] of found) {
     if (f.thirdId === '' && f.platformId) continue;
@@ -77,7 +71,34 @@ export function explainRecords(state: ExplainState, key: string): RecordExplanat
       if (withPid) found.delete(id);
     }
   }
-  return [...found.values()].map((f) => explainOne(state, f.entity, f.thirdId, f.platformId, snap, owned));
+  return [...found.values()].map((f) => explainOne(state, f.entity, f.thirdId, f.platformId, snap));
+}
+
+/**
+ * The members `k` names: in the sources by source id or e-mail, on the platform by platform id, source id (this
+ * sync's record of the account, else its third id) or e-mail, live records before tombstones. Read by key, and the
+ * e-mail by one pass over each side a window at a time: a million members are not held to find one.
+ */
+function findMembers(state: ExplainState, k: string, email: string, add: (entity: EntityKind, thirdId: string, platformId?: string) => void): void {
+  const { ownership, mirror } = state;
+  const byId = state.desired.members.get(k);
+  if (byId) add('members', byId.source_id);
+  if (k.includes('@')) for (const d of state.desired.members) if (d.email !== undefined && normEmail(d.email) === email) add('members', d.source_id);
+  for (const q of state.desired.quarantine) if (q.entity === 'members' && q.source_id === k) add('members', k);
+  const hits: PlatformMember[] = [];
+  const byPid = mirror.get('members', k);
+  if (byPid) hits.push(byPid);
+  const owned = ownership.accountOf(k);
+  const byOwned = owned === undefined ? undefined : mirror.get('members', owned);
+  if (byOwned) hits.push(byOwned);
+  const byThird = mirror.byThirdId('members', k);
+  if (byThird) hits.push(byThird);
+  if (k.includes('@')) for (const m of mirror.scanMembers()) if (m.email !== '' && normEmail(m.email) === email) hits.push(m);
+  for (const m of hits.sort((a, b) => Number(isLive(b)) - Number(isLive(a)))) {
+    const third = ownership.sourceIdOfAccount(m.account_id) ?? m.third_user_id;
+    if (m.account_id === k || (third !== '' && third === k) || (m.email !== '' && normEmail(m.email) === email)) add('members', third, m.account_id);
+  }
+  if (owned !== undefined) add('members', k, owned);
 }
 
 function explainOne(
@@ -86,13 +107,10 @@ function explainOne(
   thirdId: string,
   platformIdHint: string | undefined,
   snap: ReturnType<Mirror['snapshot']>,
-  owned: ReadonlyMap<string, string>,
 ): RecordExplanation {
-  const records = snap[entity] as { byId: ReadonlyMap<string, PlatformRecord>; byThirdId: ReadonlyMap<string, PlatformRecord> };
-  const desired = thirdId ? (state.desired[entity] as DesiredRecord[]).find((d) => d.source_id === thirdId) : undefined;
-  const ownedAccount = entity === 'members' && thirdId ? owned.get(thirdId) : undefined;
-  const mirror =
-    (platformIdHint ? records.byId.get(platformIdHint) : undefined) ?? (ownedAccount ? records.byId.get(ownedAccount) : undefined) ?? (thirdId ? records.byThirdId.get(thirdId) : undefined);
+  const desired = !thirdId ? undefined : entity === 'members' ? state.desired.members.get(thirdId) : (state.desired[entity] as DesiredRecord[]).find((d) => d.source_id === thirdId);
+  const ownedAccount = entity === 'members' && thirdId ? state.ownership.accountOf(thirdId) : undefined;
+  const mirror = entity === 'members' ? memberRecord(state.mirror, platformIdHint, ownedAccount, thirdId) : otherRecord(snap[entity], platformIdHint, thirdId);
   const platformId = mirror ? platformIdOf(entity, mirror) : platformIdHint;
   const out: RecordExplanation = {
     entity,
@@ -112,6 +130,16 @@ function explainOne(
   const life = entity === 'members' && thirdId !== '' ? [...(state.plan.lifecycle?.scheduled ?? []), ...(state.plan.lifecycle?.ended ?? [])].find((e) => e.thirdId === thirdId) : undefined;
   if (life) out.next.lifecycle = lifecycleLine(life);
   return out;
+}
+
+/** The member a record explanation is about: by platform id, the owned account, then the third id. */
+function memberRecord(mirror: Mirror, platformId: string | undefined, ownedAccount: string | undefined, thirdId: string): PlatformMember | undefined {
+  return (platformId ? mirror.get('members', platformId) : undefined) ?? (ownedAccount ? mirror.get('members', ownedAccount) : undefined) ?? (thirdId ? mirror.byThirdId('members', thirdId) : undefined);
+}
+
+/** A department or position by platform id, then third id. */
+function otherRecord(records: { byId: ReadonlyMap<string, PlatformRecord>; byThirdId: ReadonlyMap<string, PlatformRecord> }, platformId: string | undefined, thirdId: string): PlatformRecord | undefined {
+  return (platformId ? records.byId.get(platformId) : undefined) ?? (thirdId ? records.byThirdId.get(thirdId) : undefined);
 }
 
 const FIELDS: Record<EntityKind, string[]> = {

@@ -77,19 +77,18 @@ export function planAdoption(deps: Pick<OwnershipCommandDeps, 'mirror' | 'owners
   }
   const actions: OwnershipAction[] = [];
   if (entity === 'members') {
-    const owned = deps.ownership.ownedMembers();
-    const ownedAccounts = new Set(owned.values());
-    const live = deps.mirror.all('members').filter((m) => m.status !== 'left' && !ownedAccounts.has(m.account_id));
+    const { ownership } = deps;
     const key = (m: PlatformMember | DesiredMember): string => {
       if (match === 'email') return normEmail(m.email ?? '');
       if (match === 'phone') return normPhone(m.phone ?? '');
       return 'third_user_id' in m ? m.third_user_id : m.source_id;
     };
+    // Every live member this sync does not own, by the key: what adopt may take over (the mirror read a window at a time).
     const byKey = new Map<string, PlatformMember>();
-    for (const m of live) if (key(m) !== '') byKey.set(key(m), m);
+    for (const m of deps.mirror.scanMembers()) if (m.status !== 'left' && key(m) !== '' && ownership.sourceIdOfAccount(m.account_id) === undefined) byKey.set(key(m), m);
     const taken = new Set<string>();
     for (const d of desired.members) {
-      if (d.status === 'left' || owned.has(d.source_id)) continue;
+      if (d.status === 'left' || ownership.accountOf(d.source_id) !== undefined) continue;
       const k = key(d);
       const m = k === '' ? undefined : byKey.get(k);
       if (!m || taken.has(m.account_id)) continue;
@@ -112,17 +111,33 @@ export function planAdoption(deps: Pick<OwnershipCommandDeps, 'mirror' | 'owners
   return actions;
 }
 
+/** The members this sync owns that `k` names (its source id, account or e-mail): source id -> account, by source id. */
+function ownedMembersNamed(deps: Pick<OwnershipCommandDeps, 'mirror' | 'ownership'>, k: string): [string, string][] {
+  const { ownership, mirror } = deps;
+  const hits = new Map<string, string>();
+  const byThird = ownership.accountOf(k);
+  if (byThird !== undefined) hits.set(k, byThird);
+  const byAccount = ownership.sourceIdOfAccount(k);
+  if (byAccount !== undefined) hits.set(byAccount, k);
+  if (k.includes('@')) {
+    const email = normEmail(k);
+    for (const m of mirror.scanMembers()) {
+      const third = m.email !== '' && normEmail(m.email) === email ? ownership.sourceIdOfAccount(m.account_id) : undefined;
+      if (third !== undefined) hits.set(third, m.account_id);
+    }
+  }
+  return [...hits].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** The releases `orgsync release <selector>` would make: owned records named by third id, platform id or e-mail. */
 export function planRelease(deps: Pick<OwnershipCommandDeps, 'mirror' | 'ownership' | 'config'>, selector: string, entity?: EntityKind): OwnershipAction[] {
   const syncId = deps.config.sync.id;
   const k = selector.trim();
   const actions: OwnershipAction[] = [];
   if (entity === undefined || entity === 'members') {
-    const byAccount = new Map(deps.mirror.all('members').map((m) => [m.account_id, m]));
-    for (const [third, account] of deps.ownership.ownedMembers()) {
-      const m = byAccount.get(account);
-      const hit = third === k || account === k || (m !== undefined && m.email !== '' && normEmail(m.email) === normEmail(k));
-      if (hit) actions.push({ kind: 'release', entity: 'members', thirdId: third, platformId: account, label: m ? memberLabel(m) : account, detail: 'the ownership record is deleted' });
+    for (const [third, account] of ownedMembersNamed(deps, k)) {
+      const m = deps.mirror.get('members', account);
+      actions.push({ kind: 'release', entity: 'members', thirdId: third, platformId: account, label: m ? memberLabel(m) : account, detail: 'the ownership record is deleted' });
     }
   }
   for (const e of ['departments', 'positions'] as const) {

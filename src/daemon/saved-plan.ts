@@ -45,19 +45,49 @@ export function updateWithChunks<H extends Hash | Hmac>(hash: H, chunks: Iterabl
   return hash;
 }
 
-/** `sha256:<hex>` of the canonical JSON of `value`, hashed chunk by chunk. */
-const sha256Of = (value: unknown): string => `sha256:${updateWithChunks(createHash('sha256'), jsonChunks(value, 'canonical')).digest('hex')}`;
 const byKey = <T>(key: (t: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 
-/** Hash of the platform state a plan depends on: live mirror records and the members this sync owns. */
+/**
+ * Hash of the platform state a plan depends on: live mirror records and the members this sync owns, as the
+ * canonical JSON of `{departments, members, owned, positions}` (members by account id, owned by source id), the
+ * members and ownership records read a window at a time.
+ */
 export function mirrorStateHash(mirror: Mirror, ownership: OwnershipStore): string {
-  const live = {
-    departments: mirror.all('departments').filter((d) => d.status !== 'deleted').sort(byKey((d) => d.id)),
-    positions: mirror.all('positions').filter((p) => p.status !== 'deleted').sort(byKey((p) => p.id)),
-    members: mirror.all('members').filter((m) => m.status !== 'left').sort(byKey((m) => m.account_id)),
-    owned: [...ownership.ownedMembers()].sort(byKey(([k]) => k)),
-  };
-  return sha256Of(live);
+  return `sha256:${updateWithChunks(createHash('sha256'), mirrorChunks(mirror, ownership)).digest('hex')}`;
+}
+
+function* mirrorChunks(mirror: Mirror, ownership: OwnershipStore): Generator<string> {
+  const departments = mirror.all('departments').filter((d) => d.status !== 'deleted').sort(byKey((d) => d.id));
+  const positions = mirror.all('positions').filter((p) => p.status !== 'deleted').sort(byKey((p) => p.id));
+  yield '{"departments":';
+  yield* jsonChunks(departments, 'canonical');
+  yield ',"members":';
+  yield* arrayChunks(filter(mirror.scanMembers(), (m) => m.status !== 'left'));
+  yield ',"owned":';
+  yield* arrayChunks(ownership.owned());
+  yield ',"positions":';
+  yield* jsonChunks(positions, 'canonical');
+  yield '}';
+}
+
+function* filter<T>(items: Iterable<T>, keep: (t: T) => boolean): Generator<T> {
+  for (const t of items) if (keep(t)) yield t;
+}
+
+/** The canonical JSON of a list given one element at a time, in chunks of elements. */
+function* arrayChunks(items: Iterable<unknown>): Generator<string> {
+  let parts: string[] = ['['];
+  let first = true;
+  for (const item of items) {
+    parts.push(`${first ? '' : ','}${canonicalJson(item)}`);
+    first = false;
+    if (parts.length >= 512) {
+      yield parts.join('');
+      parts = [];
+    }
+  }
+  parts.push(']');
+  yield parts.join('');
 }
 
 /** Hash of a source snapshot: the desired records (without their origins, which name lines and DNs) and what is provided. */
@@ -73,12 +103,13 @@ function* snapshotChunks(desired: DesiredState): Generator<string> {
   const lists = { departments: desired.departments, members: desired.members, positions: desired.positions } as const;
   // Canonical key order: departments, members, positions, provided.
   let sep = '{';
-  for (const [name, list] of Object.entries(lists) as [string, readonly { origin?: unknown; source_id: string }[]][]) {
-    const sorted = list.slice().sort(byKey((r) => r.source_id));
+  for (const [name, list] of Object.entries(lists) as [string, readonly { origin?: unknown; source_id: string }[] | DesiredState['members']][]) {
+    const sorted: Iterable<{ origin?: unknown; source_id: string }> = Array.isArray(list) ? list.slice().sort(byKey((r) => r.source_id)) : (list as DesiredState['members']).bySourceId();
     const parts: string[] = [`${sep}${JSON.stringify(name)}:[`];
-    for (let i = 0; i < sorted.length; i++) {
-      const { origin: _origin, ...rest } = sorted[i]!;
-      parts.push(`${i === 0 ? '' : ','}${canonicalJson(rest)}`);
+    let i = 0;
+    for (const record of sorted) {
+      const { origin: _origin, ...rest } = record;
+      parts.push(`${i++ === 0 ? '' : ','}${canonicalJson(rest)}`);
       if (parts.length >= 512) yield parts.splice(0).join('');
     }
     parts.push(']');

@@ -2,10 +2,13 @@
  * desired/: pure mapping, normalisation, merge and validation. `buildDesiredState` turns the batches of every
  * source (in config order) into the one DesiredState of a run.
  */
-import type { DesiredDepartment, DesiredMember, DesiredPosition, DesiredState, QuarantineEntry, SourceWarning } from '../domain/desired.js';
-import type { SourceBatch, SourceMember } from './mapping.js';
+import type { DesiredDepartment, DesiredPosition, DesiredState, MemberStage, QuarantineEntry } from '../domain/desired.js';
+import { OrgsyncError } from '../shared/errors.js';
+import { listStage } from './list-stage.js';
+import type { SourceBatch } from './mapping.js';
 import { mergeEntity } from './merge.js';
-import { validateDepartments, validateMembers } from './validate.js';
+import { checkStagedMembers, mergeStagedMembers, type StagedSource } from './settle-members.js';
+import { validateDepartments } from './validate.js';
 
 export * from './fields.js';
 export * from '../shared/field-path.js';
@@ -14,8 +17,12 @@ export * from './normalise.js';
 export * from './merge.js';
 export * from './validate.js';
 export * from './scope.js';
+export { listStage } from './list-stage.js';
 
-/** Merges, validates and quarantines: the desired state of one run. */
+/**
+ * Merges, validates and quarantines: the desired state of one run. Departments and positions (thousands) are merged
+ * in the heap; the members where the sources staged them (settle-members.ts), so a million never sit in the heap.
+ */
 export function buildDesiredState(batches: SourceBatch[]): DesiredState {
   const quarantine: QuarantineEntry[] = batches.flatMap((b) => b.quarantine);
   const provided = {
@@ -23,65 +30,41 @@ export function buildDesiredState(batches: SourceBatch[]): DesiredState {
     positions: batches.some((b) => b.provided.positions),
     members: batches.some((b) => b.provided.members),
   };
+  const stage = sharedStage(batches);
 
   const deps = mergeEntity<DesiredDepartment>('departments', batches, (b) => b.departments);
   const pos = mergeEntity<DesiredPosition>('positions', batches, (b) => b.positions);
-  const mem = mergeEntity<SourceMember>('members', batches, (b) => b.members);
-  for (const list of [deps.quarantine, pos.quarantine, mem.quarantine]) for (const q of list) quarantine.push(q);
+  for (const list of [deps.quarantine, pos.quarantine]) for (const q of list) quarantine.push(q);
+  const sources: StagedSource[] = [...batches].sort((a, b) => a.rank - b.rank).map((b) => ({ source: b.source, authoritative: memberFields(b.authoritative) }));
+  mergeStagedMembers(stage, sources, quarantine);
 
   // Names are required after the merge (one source may have the name, another the contact details).
-  const named = <T extends { source_id: string; origin?: { source: string; location: string } }>(entity: 'departments' | 'positions' | 'members', field: string, records: T[], get: (r: T) => string) =>
+  const named = <T extends { source_id: string; origin?: { source: string; location: string } }>(entity: 'departments' | 'positions', records: T[], get: (r: T) => string) =>
     records.filter((r) => {
       if (get(r) !== '') return true;
-      quarantine.push({ source: r.origin?.source ?? '', entity, source_id: r.source_id, location: r.origin?.location ?? '', reason: 'empty_name', message: `${field} is empty` });
+      quarantine.push({ source: r.origin?.source ?? '', entity, source_id: r.source_id, location: r.origin?.location ?? '', reason: 'empty_name', message: 'name is empty' });
       return false;
     });
-  deps.records = named('departments', 'name', deps.records, (d) => d.name);
-  pos.records = named('positions', 'name', pos.records, (p) => p.name);
-  // Members: the name check and the default status in one pass (300,000 records are not walked twice for it).
-  // Copied only from the first member set aside: a million named members are not copied into a second list.
-  let namedMembers: SourceMember[] | undefined;
-  const records = mem.records;
-  for (let i = 0; i < records.length; i++) {
-    const m = records[i]!;
-    if (m.display_name === '') {
-      namedMembers ??= records.slice(0, i);
-      quarantine.push({ source: m.origin?.source ?? '', entity: 'members', source_id: m.source_id, location: m.origin?.location ?? '', reason: 'empty_name', message: 'display_name is empty' });
-      continue;
-    }
-    m.status ??= 'active';
-    namedMembers?.push(m);
-  }
-  mem.records = namedMembers ?? records;
+  deps.records = named('departments', deps.records, (d) => d.name);
+  pos.records = named('positions', pos.records, (p) => p.name);
 
   const quarantinedDepartments = new Set(quarantine.filter((q) => q.entity === 'departments' && q.source_id !== undefined).map((q) => q.source_id!));
   const departments = validateDepartments(deps.records, quarantinedDepartments, quarantine);
   for (const q of quarantine) if (q.entity === 'departments' && q.source_id !== undefined) quarantinedDepartments.add(q.source_id);
 
-  const members = mem.records as DesiredMember[];
-  const validMembers = validateMembers(
-    members,
-    { valid: new Set(departments.map((d) => d.source_id)), quarantined: quarantinedDepartments, checked: provided.departments },
-    quarantine,
-    // One source: its members, merged, are its own records (the merge of one batch changes no value).
-    batches.length === 1 && batches[0]!.contactsUnique === true,
-  );
-  return { departments, positions: pos.records, members: validMembers, quarantine, warnings: settleWarnings(batches, validMembers, quarantine), provided };
+  const departmentCheck = { valid: new Set(departments.map((d) => d.source_id)), quarantined: quarantinedDepartments, checked: provided.departments };
+  const { members, warnings } = checkStagedMembers(stage, departmentCheck, quarantine, batches.flatMap((b) => b.warnings));
+  return { departments, positions: pos.records, members, quarantine, warnings, provided };
 }
 
-/**
- * The warnings of the run: only of members that are synced. A member whose phone was dropped and who has no e-mail
- * either is quarantined as `no_contact`; its entry then names the dropped phone instead of a warning.
- */
-function settleWarnings(batches: SourceBatch[], members: DesiredMember[], quarantine: QuarantineEntry[]): SourceWarning[] {
-  const all = batches.flatMap((b) => b.warnings);
-  if (all.length === 0) return all;
-  const dropped = new Map<string, SourceWarning[]>();
-  for (const w of all) if (w.code === 'invalid_phone_dropped') dropped.set(w.source_id, [...(dropped.get(w.source_id) ?? []), w]);
-  for (const q of quarantine) {
-    const ws = q.entity === 'members' && q.reason === 'no_contact' && q.source_id !== undefined ? dropped.get(q.source_id) : undefined;
-    if (ws) q.message = `member has neither e-mail nor a valid phone (the platform needs one): ${ws.map((w) => w.problem).join('; ')}`;
-  }
-  const synced = new Set(members.map((m) => m.source_id));
-  return all.filter((w) => synced.has(w.source_id));
+/** The stage the batches share (the sources of one read stage into one); a read of no source gets an empty one. */
+function sharedStage(batches: readonly SourceBatch[]): MemberStage {
+  const stage = batches[0]?.stage ?? listStage();
+  if (batches.some((b) => b.stage !== stage)) throw new OrgsyncError('INTERNAL', 'the sources of one read staged their members in different stages');
+  return stage;
+}
+
+/** `members.title` -> `title`: the member fields among a source's authoritative_fields. */
+function memberFields(authoritative: readonly string[]): Set<string> {
+  return new Set(authoritative.filter((f) => f.startsWith('members.')).map((f) => f.slice('members.'.length)));
 }

@@ -4,25 +4,26 @@
  * Pure: connectors feed it lookups and locations; it does no I/O.
  */
 import type { DepartmentFieldsConfig, MemberFieldsConfig, PositionFieldsConfig } from './types.js';
-import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, QuarantineEntry, RecordOrigin, SourceWarning } from '../domain/desired.js';
+import type { DesiredDepartment, DesiredMemberStatus, DesiredPosition, MemberStage, QuarantineEntry, RecordOrigin, SourceMember, SourceWarning } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
 import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup, type TextProblem } from './fields.js';
-import { SeenKeys, SeenRecordKeys } from './duplicates.js';
-import { LineMembers } from './line-members.js';
+import { listStage } from './list-stage.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
 import { checkText, mapStatus, MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH, normalisePhone, parseSortOrder, type Problem } from './normalise.js';
 
-/** A member before the merge: status is undefined when the source does not say (the merge defaults it to active). */
-export type SourceMember = Omit<DesiredMember, 'status'> & { status?: DesiredMemberStatus };
+export type { SourceMember } from '../domain/desired.js';
 
 /** Everything one source yielded. */
 export interface SourceBatch {
   source: string;
   departments: DesiredDepartment[];
   positions: DesiredPosition[];
-  members: SourceMember[];
+  /** Where its members are staged (shared by the sources of one read), its place in config order, how many it gave. */
+  stage: MemberStage;
+  rank: number;
+  memberCount: number;
   quarantine: QuarantineEntry[];
   /** Values dropped from records that were kept (an invalid phone under phone_policy: drop). */
   warnings: SourceWarning[];
@@ -32,12 +33,6 @@ export interface SourceBatch {
   authoritative: string[];
   /** Records left out by the entity's include/exclude rules (before mapping and validation). */
   excluded?: Record<EntityKind, number>;
-  /**
-   * True when no two members of this batch that are not `left` share an e-mail or a phone. Checked as records
-   * arrive (their strings are still in the CPU cache then), so a one-source run skips that check after the merge:
-   * the members that pass are a subset of these, and a subset of values without repeats has none.
-   */
-  contactsUnique?: boolean;
 }
 
 /** Options of one source that affect mapping. */
@@ -56,6 +51,12 @@ export interface SourceMappingOptions {
   members?: ({ fields: Partial<MemberFieldsConfig>; status_map?: Record<string, DesiredMemberStatus> | undefined; path_separator?: string; require_status?: boolean | string | undefined } & ScopeConfig) | undefined;
   /** Told where each field's value came from (`sources preview`); runs leave it out and their readers are untouched. */
   trace?: MappingTrace | undefined;
+  /**
+   * Where the members go (issue 42: a run's state DB, shared by its sources) and this source's place in config order;
+   * absent: a stage of its own in the heap, rank 0.
+   */
+  stage?: MemberStage | undefined;
+  rank?: number | undefined;
 }
 
 /** Sees every value a mapped field reads, with the alternative of its spec (path, column, template) that gave it. */
@@ -148,10 +149,6 @@ function sourceMember(source_id: string, display_name: string, origin: RecordOri
   return rec;
 }
 
-const memberIdOf = (m: SourceMember): string => m.source_id;
-const memberEmailOf = (m: SourceMember): string | undefined => m.email;
-const memberPhoneOf = (m: SourceMember): string | undefined => m.phone;
-
 /** Collects one source's records; call `finish()` once every record was added. */
 export class SourceCollector {
   private readonly dept: Readers<keyof DepartmentFieldsConfig>;
@@ -159,12 +156,10 @@ export class SourceCollector {
   private readonly mem: Readers<keyof MemberFieldsConfig>;
   private readonly departments: DesiredDepartment[] = [];
   private readonly positions: DesiredPosition[] = [];
-  private readonly members: SourceMember[] = [];
-  /** Member ids seen so far, checked as each member is added (its id is still in the CPU cache then, not in finish). */
-  private memberIds: SeenRecordKeys<SourceMember>;
-  private duplicateMemberIds: Set<string> | undefined;
-  /** E-mails and phones of members that are not `left`, for `contactsUnique`; undefined once one repeats. */
-  private contacts: { emails: SeenRecordKeys<SourceMember>; phones: SeenRecordKeys<SourceMember> } | undefined;
+  /** Where the members go as they are mapped (repeated ids and contacts are found there, once all are read). */
+  private readonly stage: MemberStage;
+  private readonly rank: number;
+  private memberCount = 0;
   private readonly derived = new Map<string, DesiredDepartment>();
   private readonly quarantine: QuarantineEntry[] = [];
   private readonly warnings: SourceWarning[] = [];
@@ -178,12 +173,10 @@ export class SourceCollector {
   private readonly sharedValues = new Map<string, string>();
   private readonly scopes: Record<EntityKind, Scope | undefined>;
   private readonly excluded: Record<EntityKind, number> = { departments: 0, positions: 0, members: 0 };
-  /** The members of each file read by line (addMemberAt), by its location prefix. */
-  private readonly lineMembers = new Map<string, LineMembers>();
 
   constructor(private readonly opts: SourceMappingOptions) {
-    this.memberIds = new SeenRecordKeys(1024, this.members, memberIdOf);
-    this.contacts = { emails: new SeenRecordKeys(1024, this.members, memberEmailOf), phones: new SeenRecordKeys(1024, this.members, memberPhoneOf) };
+    this.stage = opts.stage ?? listStage();
+    this.rank = opts.rank ?? 0;
     this.dept = compileAll(opts.departments?.fields, 'departments', opts.trace);
     this.pos = compileAll(opts.positions?.fields, 'positions', opts.trace);
     this.mem = compileAll(opts.members?.fields, 'members', opts.trace);
@@ -198,17 +191,6 @@ export class SourceCollector {
       this.provided.members = true;
       if (opts.members.fields.department_path) this.provided.departments = true;
     }
-  }
-
-  /**
-   * Sizes the per-member tables for about `count` members (a connector's estimate, e.g. from a file's size), so
-   * they do not grow and rehash while hundreds of thousands of members arrive. Call before the first member.
-   */
-  expectMembers(count: number): void {
-    if (this.members.length > 0 || !(count > 1024)) return;
-    const expected = Math.min(count, 1 << 22);
-    this.memberIds = new SeenRecordKeys(expected, this.members, memberIdOf);
-    this.contacts = { emails: new SeenRecordKeys(expected, this.members, memberEmailOf), phones: new SeenRecordKeys(expected, this.members, memberPhoneOf) };
   }
 
   /** Every name the mapping and the scope of `entity` read (columns, attributes, paths). */
@@ -330,11 +312,7 @@ export class SourceCollector {
     this.mapMember(lookup, location, -1, overrides);
   }
 
-  /**
-   * Maps one raw member found at `line` of a file whose locations start with `at` (`members.csv:`): the same record
-   * as `addMember(lookup, at + line)`, but the record keeps the line as a number and derives its `origin` when read,
-   * so a million members do not hold a million origin objects and location strings (issue 31).
-   */
+  /** Maps one raw member found at `line` of a file whose locations start with `at` (`members.csv:`). */
   addMemberAt(lookup: Lookup, at: string, line: number, overrides: RecordOverrides = NO_OVERRIDES): void {
     this.mapMember(lookup, at, line, overrides);
   }
@@ -367,19 +345,17 @@ export class SourceCollector {
       const status = this.memberStatus(lookup, overrides);
       const title = titleText !== '' ? this.shared(titleText) : undefined;
       const dept = department !== '' ? this.shared(department) : undefined;
-      const rec = line < 0 ? sourceMember(source_id, display_name, { source: this.opts.source, location: place }, email, phone, title, dept, status) : this.membersOfFile(place).add(line, source_id, display_name, email, phone, title, dept, status);
+      const location = line < 0 ? place : place + line;
+      const rec = sourceMember(source_id, display_name, { source: this.opts.source, location }, email, phone, title, dept, status);
       this.date(m, 'start_date', lookup, rec);
       const endOverride = overrides.end_date;
       if (endOverride !== undefined && !m.end_date) {
         rec.end_date = endOverride.text;
         rec.end_at = endOverride.ms;
       } else this.date(m, 'end_date', lookup, rec);
-      const at = this.members.push(rec) - 1;
-      if (this.memberIds.add(source_id, at)) (this.duplicateMemberIds ??= new Set()).add(source_id);
-      const contacts = this.contacts;
-      if (contacts !== undefined && status !== 'left' && ((email !== undefined && contacts.emails.add(email, at)) || (phone !== undefined && contacts.phones.add(phone, at)))) this.contacts = undefined;
+      this.stage.add(this.rank, rec);
+      this.memberCount += 1;
       if (droppedPhone) {
-        const location = line < 0 ? place : place + line;
         this.warnings.push({ source: this.opts.source, entity: 'members', source_id, location, code: 'invalid_phone_dropped', message: `${droppedPhone.message}: phone dropped, the member is kept without it (phone_policy: drop)`, problem: droppedPhone.message });
       }
     } catch (err) {
@@ -402,13 +378,6 @@ export class SourceCollector {
     if (overrides.disabled && status !== 'left') status = 'suspended';
     else if (overrides.disabled === false && status === undefined) status = 'active';
     return status;
-  }
-
-  /** The members read by line from the file whose locations start with `at` (one store per file). */
-  private membersOfFile(at: string): LineMembers {
-    let m = this.lineMembers.get(at);
-    if (m === undefined) this.lineMembers.set(at, (m = new LineMembers(this.opts.source, at)));
-    return m;
   }
 
   /**
@@ -481,45 +450,34 @@ export class SourceCollector {
     return parent ?? '';
   }
 
-  /** Quarantines duplicate ids (every copy: which one is right cannot be known) and returns the batch. */
+  /**
+   * Quarantines repeated department and position ids (every copy: which one is right cannot be known) and returns the
+   * batch. Its members are staged; repeated member ids are found there (desired/settle-members.ts).
+   */
   finish(): SourceBatch {
-    const contactsUnique = this.contacts !== undefined;
-    // The member tables are done with (a million members: three tables of 16 MB each); whoever still holds the
-    // collector (a reader's closure) must not keep them alive through the plan.
-    this.memberIds = new SeenRecordKeys(0, this.members, memberIdOf);
-    this.contacts = undefined;
     const explicit = new Set(this.departments.map((d) => d.source_id));
     const derived = [...this.derived.values()].filter((d) => !explicit.has(d.source_id));
     return {
       source: this.opts.source,
       departments: this.dropDuplicates('departments', [...this.departments, ...derived]),
       positions: this.dropDuplicates('positions', this.positions),
-      members: this.dropDuplicates('members', this.members, this.duplicateMemberIds ?? null),
+      stage: this.stage,
+      rank: this.rank,
+      memberCount: this.memberCount,
       quarantine: this.quarantine,
-      warnings: this.dropWarningsOfQuarantined(),
+      warnings: this.warnings,
       provided: this.provided,
       authoritative: this.opts.authoritativeFields ?? [],
       excluded: { ...this.excluded },
-      contactsUnique,
     };
   }
 
-  /** Warnings of members that did not survive the source's own checks (duplicate ids) are moot. */
-  private dropWarningsOfQuarantined(): SourceWarning[] {
-    if (this.warnings.length === 0) return this.warnings;
-    const kept = new Set(this.members.map((m) => m.source_id));
-    const dup = new Set(this.quarantine.filter((q) => q.entity === 'members' && q.reason === 'duplicate_id').map((q) => q.source_id));
-    return this.warnings.filter((w) => kept.has(w.source_id) && !dup.has(w.source_id));
-  }
-
-  /** `known`: the duplicate ids when the caller found them already (null: none), else found here. */
-  private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[], known?: Set<string> | null): T[] {
-    // First pass without per-record allocation: most sources have no duplicates at all.
+  private dropDuplicates<T extends { source_id: string; origin?: { location: string } }>(entity: EntityKind, records: T[]): T[] {
+    const seen = new Set<string>();
     let dupIds: Set<string> | undefined;
-    if (known !== undefined) dupIds = known ?? undefined;
-    else {
-      const seen = new SeenKeys(records.length);
-      for (const r of records) if (seen.add(r.source_id)) (dupIds ??= new Set()).add(r.source_id);
+    for (const r of records) {
+      if (seen.has(r.source_id)) (dupIds ??= new Set()).add(r.source_id);
+      else seen.add(r.source_id);
     }
     if (!dupIds) return records;
     const locations = new Map<string, string[]>();

@@ -1,9 +1,8 @@
 /**
- * Checks across records after the merge: parents that do not exist, cycles, members in unknown departments,
- * contacts shared by several members; and dependants follow a quarantined record with their own reason.
+ * Checks across departments after the merge: parents that do not exist, cycles; and dependants follow a quarantined
+ * department with their own reason. The members' checks are settle-members.ts.
  */
-import type { DesiredDepartment, DesiredMember, QuarantineEntry } from '../domain/desired.js';
-import { SeenKeys } from './duplicates.js';
+import type { DesiredDepartment, QuarantineEntry } from '../domain/desired.js';
 
 function entry(entity: QuarantineEntry['entity'], rec: { source_id: string; origin?: { source: string; location: string } }, reason: string, message: string): QuarantineEntry {
   return { source: rec.origin?.source ?? '', entity, source_id: rec.source_id, location: rec.origin?.location ?? '', reason, message };
@@ -80,67 +79,4 @@ export function validateDepartments(departments: DesiredDepartment[], quarantine
     quarantine.push(entry('departments', d, 'parent_quarantined', direct === p ? `parent department "${direct}" is quarantined` : `parent department "${direct}" is quarantined (its ancestor "${p}" is)`));
   }
   return out;
-}
-
-/**
- * Validates members against the departments and each other. `contactsUnique`: the caller knows already that no two
- * of `members` that are not left share an e-mail or phone (one source's batch, checked as it was read).
- */
-export function validateMembers(
-  members: DesiredMember[],
-  departments: { valid: Set<string>; quarantined: Set<string>; checked: boolean },
-  quarantine: QuarantineEntry[],
-  contactsUnique = false,
-): DesiredMember[] {
-  const pass: DesiredMember[] = [];
-  // One platform account per e-mail or phone: live members sharing one cannot both be synced, and which is right is unknown.
-  // Filled in the same pass as the contact and department checks (each record is visited once: 300,000 members make
-  // 600,000 values; SeenKeys, not Sets, see duplicates.ts); lists are built only for shared values.
-  const emails = new SeenKeys(contactsUnique ? 0 : members.length);
-  const phones = new SeenKeys(contactsUnique ? 0 : members.length);
-  let sharedEmails: Set<string> | undefined;
-  let sharedPhones: Set<string> | undefined;
-  for (const m of members) {
-    // Checked after the merge: one source may give the e-mail and another the phone.
-    if (!m.email && !m.phone) {
-      quarantine.push(entry('members', m, 'no_contact', 'member has neither e-mail nor phone (the platform needs one)'));
-      continue;
-    }
-    const d = m.department_source_id;
-    if (d !== undefined && departments.checked && !departments.valid.has(d)) {
-      if (departments.quarantined.has(d)) quarantine.push(entry('members', m, 'department_quarantined', `department "${d}" is quarantined`));
-      else quarantine.push(entry('members', m, 'unknown_department', `department "${d}" does not exist`));
-      continue;
-    }
-    pass.push(m);
-    if (contactsUnique || m.status === 'left') continue;
-    if (m.email && emails.add(m.email)) (sharedEmails ??= new Set()).add(m.email);
-    if (m.phone && phones.add(m.phone)) (sharedPhones ??= new Set()).add(m.phone);
-  }
-  if (!sharedEmails && !sharedPhones) return pass;
-  const shared = new Map<string, DesiredMember[]>();
-  const add = (key: string, m: DesiredMember) => {
-    const list = shared.get(key);
-    if (list) list.push(m);
-    else shared.set(key, [m]);
-  };
-  for (const m of pass) {
-    if (m.status === 'left') continue;
-    if (m.email && sharedEmails?.has(m.email)) add(`e:${m.email}`, m);
-    if (m.phone && sharedPhones?.has(m.phone)) add(`p:${m.phone}`, m);
-  }
-  const dropped = new Set<DesiredMember>();
-  for (const [key, list] of shared) {
-    const isEmail = key.startsWith('e:');
-    for (const m of list) {
-      if (dropped.has(m)) continue;
-      dropped.add(m);
-      const others = list.filter((o) => o !== m).map((o) => `"${o.source_id}"`);
-      const shown = others.slice(0, 3).join(', ') + (others.length > 3 ? ` and ${others.length - 3} more` : '');
-      quarantine.push(
-        entry('members', m, isEmail ? 'duplicate_email' : 'duplicate_phone', `${isEmail ? 'e-mail' : 'phone'} "${key.slice(2)}" is also used by member ${shown}`),
-      );
-    }
-  }
-  return pass.filter((m) => !dropped.has(m));
 }

@@ -84,11 +84,54 @@ export interface SourceWarning {
   problem: string;
 }
 
+/**
+ * The desired members of a run (issue 42): staged in the state DB and read a window at a time in source order
+ * (src/mirror/member-stage.ts), or held in a list (memberList: tests and small inputs). Iterating reads them all in
+ * source order; a reader that keeps what it reads keeps the whole organisation in the heap, so the run's stages
+ * keep only what they need of each.
+ */
+export interface DesiredMembers extends Iterable<DesiredMember> {
+  /** How many members there are. */
+  readonly length: number;
+  /** The member with this source id, if any. */
+  get(sourceId: string): DesiredMember | undefined;
+  /** Every member in source id order (a saved plan's source hash reads them so). */
+  bySourceId(): Iterable<DesiredMember>;
+}
+
+/** Desired members held in a list, in its order (two lists of equal members are equal values). */
+export class MemberList implements DesiredMembers {
+  #byId: Map<string, DesiredMember> | undefined;
+
+  constructor(readonly members: readonly DesiredMember[]) {}
+
+  get length(): number {
+    return this.members.length;
+  }
+
+  [Symbol.iterator](): Iterator<DesiredMember> {
+    return this.members[Symbol.iterator]();
+  }
+
+  get(sourceId: string): DesiredMember | undefined {
+    return (this.#byId ??= new Map(this.members.map((m) => [m.source_id, m]))).get(sourceId);
+  }
+
+  bySourceId(): DesiredMember[] {
+    return [...this.members].sort((a, b) => (a.source_id < b.source_id ? -1 : a.source_id > b.source_id ? 1 : 0));
+  }
+}
+
+/** Desired members held in a list, in its order. */
+export function memberList(members: readonly DesiredMember[]): DesiredMembers {
+  return new MemberList(members);
+}
+
 /** The merged, validated desired state of one run. */
 export interface DesiredState {
   departments: DesiredDepartment[];
   positions: DesiredPosition[];
-  members: DesiredMember[];
+  members: DesiredMembers;
   quarantine: QuarantineEntry[];
   /** Values dropped from records that were kept (absent: none). */
   warnings?: SourceWarning[];
@@ -96,4 +139,50 @@ export interface DesiredState {
   provided: Record<EntityKind, boolean>;
   /** Records each source left out by its include/exclude rules (absent: none), so plans account for them (issue 32). */
   excluded?: ({ source: string } & Record<EntityKind, number>)[];
+}
+
+/** A member as one source gave it, before the merge: status undefined when the source does not say. */
+export type SourceMember = Omit<DesiredMember, 'status'> & { status?: DesiredMemberStatus };
+
+/** One staged member: its place in staging order, its source's place in config order, the record. */
+export interface StagedMember {
+  seq: number;
+  rank: number;
+  member: SourceMember;
+}
+
+/** Members sharing one contact value (not left), in staging order. */
+export interface SharedContact {
+  field: 'email' | 'phone';
+  value: string;
+  members: StagedMember[];
+}
+
+/**
+ * Where a run's source members wait between the read and the plan (issue 42): the state DB's temporary tables for a
+ * run (src/mirror/member-stage.ts), so a million members cost the heap a window at a time; a list for tests and
+ * small reads (src/desired/list-stage.ts). desired/settle-members.ts merges and checks them through these questions;
+ * each source's members are staged in config order, each source's in the order it read them.
+ */
+export interface MemberStage {
+  /** Stages a member of the source at `rank` (its place in config order). */
+  add(rank: number, member: SourceMember): void;
+  /** How many members are staged. */
+  count(): number;
+  /** Source ids one source staged more than once: every copy, a group per id, in staging order. */
+  repeatedInSource(): Iterable<StagedMember[]>;
+  /** The staged copies of these source ids, in staging order. */
+  withIds(ids: ReadonlySet<string>): StagedMember[];
+  /** Source ids several sources staged: a group per id (its copies in staging order), groups in staging order. */
+  sharedIds(): Iterable<StagedMember[]>;
+  /** Every staged member in staging order, a window at a time (rows dropped meanwhile are not read again). */
+  windows(): Iterable<StagedMember[]>;
+  /** Members not `left` that share an e-mail or a phone, a group per value. */
+  sharedContacts(): Iterable<SharedContact>;
+  /** Takes staged members out. */
+  drop(seqs: readonly number[]): void;
+  /** Puts `member` in place of the staged member `seq` (a merged record). */
+  replace(seq: number, member: SourceMember): void;
+  /** The staged members as the run's desired members, in staging order (call once the checks are done). */
+  members(): DesiredMembers;
 }

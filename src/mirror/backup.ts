@@ -15,7 +15,6 @@ import { OrgsyncError } from '../shared/errors.js';
 import { createPrivateFile } from '../shared/private-file.js';
 import { openStateDb } from './db.js';
 import { MirrorLease, type LeaseOptions } from './lease.js';
-import { inMemoryImage } from './snapshot.js';
 import { migrations as allMigrations, runMigrations, type Migration } from './migrations/index.js';
 
 /** Pages copied per backup step: all of them, so the copy is taken inside one read transaction of the source. */
@@ -32,9 +31,24 @@ export interface StateFileFacts {
   bytes: number;
 }
 
-/** The tables each migration creates, from its SQL (how a file is recognised as an orgsync state DB). */
-function tablesOf(m: Migration): string[] {
-  return [...m.sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)/gi)].map((x) => x[1]!);
+/**
+ * The tables a state DB has after `list`'s migrations, from their SQL in order (how a file is recognised as an orgsync
+ * state DB): created, less those dropped, renamed ones under their new names (issue 42 rebuilds the mirror tables).
+ */
+function tablesAfter(list: readonly Migration[]): string[] {
+  const tables = new Set<string>();
+  const steps = /CREATE TABLE (?:IF NOT EXISTS )?(\w+)|DROP TABLE (?:IF EXISTS )?(\w+)|ALTER TABLE (\w+) RENAME TO (\w+)/gi;
+  for (const m of [...list].sort((a, b) => a.version - b.version)) {
+    for (const [, created, dropped, from, to] of m.sql.matchAll(steps)) {
+      if (created) tables.add(created);
+      if (dropped) tables.delete(dropped);
+      if (from && to) {
+        tables.delete(from);
+        tables.add(to);
+      }
+    }
+  }
+  return [...tables];
 }
 
 function count(db: Database.Database, table: string, tables: Set<string>): number {
@@ -62,7 +76,7 @@ export function inspectStateDb(db: Database.Database, file: string, list: readon
   for (const m of list) latest = Math.max(latest, m.version);
   if (version === 0) throw bad('it has no orgsync schema version (PRAGMA user_version is 0)');
   if (version > latest) throw bad(`its schema version ${version} is newer than this orgsync knows (${latest}); restore it with a newer orgsync`);
-  const missing = list.filter((m) => m.version <= version).flatMap(tablesOf).filter((t) => !tables.has(t));
+  const missing = tablesAfter(list.filter((m) => m.version <= version)).filter((t) => !tables.has(t));
   if (missing.length > 0) throw bad(`schema version ${version} but table${missing.length === 1 ? '' : 's'} ${missing.join(', ')} missing`);
   const syncIds = new Set<string>();
   for (const t of ['owned_members', 'source_snapshots', 'scope_fingerprints']) {
@@ -157,6 +171,18 @@ export interface RestoreOptions {
 export interface RestoreResult extends StateFileFacts {
   /** Where the replaced state DB was saved, if there was one. */
   previous: string | undefined;
+}
+
+/**
+ * A database image ready for an in-memory connection: bytes 18-19 of the header say WAL (2) for a state DB, and an
+ * in-memory database cannot use WAL, so they are set to the rollback journal (1); the pages are unchanged.
+ */
+function inMemoryImage(image: Buffer): Buffer {
+  if (image.length >= 20 && (image[18] === 2 || image[19] === 2)) {
+    image[18] = 1;
+    image[19] = 1;
+  }
+  return image;
 }
 
 /**

@@ -67,9 +67,9 @@ function personalValues(db: Database.Database, target: ForgetTarget): string[] {
   const values = new Set<string>();
   const ids = [...target.platformIds];
   if (ids.length > 0) {
-    for (const raw of db.prepare(`SELECT raw FROM mirror_members WHERE account_id IN (${inList(ids.length)})`).pluck().all(ids) as string[]) {
-      const m = JSON.parse(raw) as Record<string, unknown>;
-      for (const f of PERSONAL_MEMBER_FIELDS) if (typeof m[f] === 'string') values.add(m[f]);
+    for (const m of db.prepare(`SELECT * FROM mirror_members WHERE account_id IN (${inList(ids.length)})`).all(ids) as Record<string, unknown>[]) {
+      const extra = typeof m.extra === 'string' ? (JSON.parse(m.extra) as Record<string, unknown>) : {};
+      for (const f of PERSONAL_MEMBER_FIELDS) for (const v of [m[f], extra[f]]) if (typeof v === 'string') values.add(v);
     }
   }
   for (const fields of historyRows(db, target, 'fields') as string[]) {
@@ -108,15 +108,15 @@ function scrub(db: Database.Database, table: string, key: string, columns: reado
 /** The mirror's copies of the person: personal fields blank, listed as forgotten. */
 function forgetInMirror(db: Database.Database, target: ForgetTarget, at: string): number {
   let n = 0;
-  const select = db.prepare('SELECT raw FROM mirror_members WHERE account_id = ?').pluck();
-  const update = db.prepare(`UPDATE mirror_members SET display_name = '', email = '', phone = '', raw = ? WHERE account_id = ?`);
+  const select = db.prepare('SELECT third_user_id FROM mirror_members WHERE account_id = ?').pluck();
+  // The fields the platform sent that this version has no column for (extra) may name the person too: dropped.
+  const update = db.prepare(`UPDATE mirror_members SET display_name = '', email = '', phone = '', extra = NULL WHERE account_id = ?`);
   const remember = db.prepare('INSERT INTO forgotten_members (account_id, third_user_id, forgotten_at) VALUES (?, ?, ?) ON CONFLICT (account_id) DO NOTHING');
   for (const id of target.platformIds) {
-    const raw = select.get(id) as string | undefined;
-    if (raw === undefined) continue;
-    const record = JSON.parse(raw) as Record<string, unknown>;
-    n += update.run(JSON.stringify(blankPersonalFields(record)), id).changes;
-    remember.run(id, typeof record.third_user_id === 'string' ? record.third_user_id : (target.sourceIds[0] ?? ''), at);
+    const third = select.get(id) as string | undefined;
+    if (third === undefined) continue;
+    n += update.run(id).changes;
+    remember.run(id, third !== '' ? third : (target.sourceIds[0] ?? ''), at);
   }
   return n;
 }

@@ -28,12 +28,14 @@ export interface EntityIndex<T> {
   byThirdId: ReadonlyMap<string, T>;
 }
 
-/** What the planner reads: the platform's state as last mirrored. */
+/** The departments and positions as last mirrored, indexed (members are read by key: byThirdId, get, scan). */
 export interface MirrorSnapshot {
   departments: EntityIndex<PlatformDepartment>;
-  members: EntityIndex<PlatformMember>;
   positions: EntityIndex<PlatformPosition>;
 }
+
+/** Members read a window at a time by `scan`. */
+const SCAN_WINDOW = 2_000;
 
 /** A walk in progress, from beginWalk to completeWalk. */
 export interface WalkHandle {
@@ -71,16 +73,19 @@ export interface StatusCount {
   count: number;
 }
 
-interface TableSpec {
+/** One mirror table: its name, key, third id, tombstone status and columns. */
+export interface TableSpec {
   table: string;
   key: string;
   thirdKey: string;
   tombstone: string;
   /** Columns in insert order, with how each value is stored. */
   columns: { name: string; kind: 'text' | 'int' | 'bool' | 'json' }[];
+  /** The column names, for telling the fields that go to `extra`. */
+  names: ReadonlySet<string>;
 }
 
-const SPECS: Record<EntityKind, TableSpec> = {
+const SPEC_LIST: Record<EntityKind, Omit<TableSpec, 'names'>> = {
   departments: {
     table: 'mirror_departments',
     key: 'id',
@@ -139,6 +144,17 @@ const SPECS: Record<EntityKind, TableSpec> = {
   },
 };
 
+/** The mirror tables, by entity. */
+export const SPECS: Record<EntityKind, TableSpec> = {
+  departments: withNames(SPEC_LIST.departments),
+  members: withNames(SPEC_LIST.members),
+  positions: withNames(SPEC_LIST.positions),
+};
+
+function withNames(spec: Omit<TableSpec, 'names'>): TableSpec {
+  return { ...spec, names: new Set(spec.columns.map((c) => c.name)) };
+}
+
 const NO_IDS: ReadonlySet<string> = new Set();
 
 /** The tombstone status of each entity. */
@@ -148,7 +164,7 @@ interface Statements {
   upsert: Database.Statement;
   markSeen: Database.Statement;
   deleteUnseen: Database.Statement;
-  selectRaw: Database.Statement;
+  selectOne: Database.Statement;
   selectAll: Database.Statement;
   countByStatus: Database.Statement;
   tombstone: Database.Statement;
@@ -176,10 +192,12 @@ export class Mirror {
   private readonly completeTx: (walk: WalkHandle, watermark: string, completedAt: string) => { removed: number; completed: boolean };
   private readonly applyTx: <K extends EntityKind>(entity: K, items: readonly MirrorRecords[K][], walk: WalkHandle | undefined) => { upserted: number; tombstones: number };
 
+  private readonly byThirdStmt: Record<EntityKind, Database.Statement>;
+  private readonly scanStmt: Database.Statement;
   private readonly selectForgotten: Database.Statement | undefined;
   private readonly unforgetStmt: Database.Statement | undefined;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(readonly db: Database.Database) {
     const hasForgotten = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forgotten_members'").get() !== undefined;
     this.selectForgotten = hasForgotten ? db.prepare('SELECT account_id FROM forgotten_members').pluck() : undefined;
     this.unforgetStmt = hasForgotten ? db.prepare('DELETE FROM forgotten_members WHERE account_id = ?') : undefined;
@@ -187,8 +205,8 @@ export class Mirror {
     for (const entity of ENTITY_KINDS) {
       const s = SPECS[entity];
       const cols = s.columns.map((c) => c.name);
-      const all = [...cols, 'updated_ms', 'raw', 'seen_walk'];
-      const set = [...cols, 'updated_ms', 'raw'].filter((c) => c !== s.key).map((c) => `${c} = excluded.${c}`);
+      const all = [...cols, 'updated_ms', 'extra', 'seen_walk'];
+      const set = [...cols, 'updated_ms', 'extra'].filter((c) => c !== s.key).map((c) => `${c} = excluded.${c}`);
       this.stmts[entity] = {
         // A version older than the stored one (a list page racing a write already recorded) does not overwrite it.
         upsert: db.prepare(
@@ -198,12 +216,21 @@ export class Mirror {
         ),
         markSeen: db.prepare(`UPDATE ${s.table} SET seen_walk = ? WHERE ${s.key} = ?`),
         deleteUnseen: db.prepare(`DELETE FROM ${s.table} WHERE seen_walk IS NULL OR seen_walk <> ?`),
-        selectRaw: db.prepare(`SELECT raw FROM ${s.table} WHERE ${s.key} = ?`).pluck(),
-        selectAll: db.prepare(`SELECT raw FROM ${s.table} ORDER BY ${s.key}`).pluck(),
+        selectOne: db.prepare(`SELECT ${cols.join(', ')}, extra FROM ${s.table} WHERE ${s.key} = ?`).raw(),
+        selectAll: db.prepare(`SELECT ${cols.join(', ')}, extra FROM ${s.table} ORDER BY ${s.key}`).raw(),
         countByStatus: db.prepare(`SELECT status, count(*) AS count FROM ${s.table} GROUP BY status ORDER BY status`),
-        tombstone: db.prepare(`UPDATE ${s.table} SET status = @status, raw = json_set(raw, '$.status', @status) WHERE ${s.key} = @id`),
+        tombstone: db.prepare(`UPDATE ${s.table} SET status = @status WHERE ${s.key} = @id`),
       };
     }
+    this.byThirdStmt = {} as Record<EntityKind, Database.Statement>;
+    for (const entity of ENTITY_KINDS) {
+      const s = SPECS[entity];
+      this.byThirdStmt[entity] = db
+        .prepare(`SELECT ${s.columns.map((c) => c.name).join(', ')}, extra FROM ${s.table} WHERE ${s.thirdKey} = ? ORDER BY status = '${s.tombstone}', updated_ms DESC, ${s.key} LIMIT 1`)
+        .raw();
+    }
+    const members = SPECS.members;
+    this.scanStmt = db.prepare(`SELECT ${members.columns.map((c) => c.name).join(', ')}, extra FROM ${members.table} WHERE ${members.key} > ? ORDER BY ${members.key} LIMIT ?`).raw();
     this.selectState = db.prepare('SELECT * FROM mirror_sync_state WHERE entity = ?');
     this.selectStates = db.prepare('SELECT * FROM mirror_sync_state');
     this.beginWalkStmt = db.prepare(
@@ -298,25 +325,48 @@ export class Mirror {
 
   /** One record by id (tombstones included), as the platform reported it. */
   get<K extends EntityKind>(entity: K, id: string): MirrorRecords[K] | undefined {
-    const raw = this.stmts[entity].selectRaw.get(id) as string | undefined;
-    return raw === undefined ? undefined : (JSON.parse(raw) as MirrorRecords[K]);
+    const row = this.stmts[entity].selectOne.get(id) as unknown[] | undefined;
+    return row === undefined ? undefined : (fromRow(SPECS[entity], row) as unknown as MirrorRecords[K]);
   }
 
-  /** Every record of an entity, ordered by id. */
-  all<K extends EntityKind>(entity: K): MirrorRecords[K][] {
-    return (this.stmts[entity].selectAll.all() as string[]).map((raw) => JSON.parse(raw) as MirrorRecords[K]);
+  /**
+   * Every record of an entity, ordered by id: for the departments and positions (thousands). Members are read
+   * through the member table and finder (./member-table.ts), a window or a key at a time.
+   */
+  all<K extends 'departments' | 'positions'>(entity: K): MirrorRecords[K][] {
+    return (this.stmts[entity].selectAll.all() as unknown[][]).map((row) => fromRow(SPECS[entity], row) as unknown as MirrorRecords[K]);
   }
 
-  /** The planner's view: maps by id and by third id. */
+  /** The departments and positions by id and by third id. */
   snapshot(): MirrorSnapshot {
-    return {
-      departments: this.index('departments'),
-      members: this.index('members'),
-      positions: this.index('positions'),
-    };
+    return { departments: this.index('departments'), positions: this.index('positions') };
   }
 
-  private index<K extends EntityKind>(entity: K): EntityIndex<MirrorRecords[K]> {
+  /**
+   * The record with this third id: a live one before tombstones sharing it (docs/decisions.md 6), then the newest,
+   * then the first by platform id.
+   */
+  byThirdId<K extends EntityKind>(entity: K, thirdId: string): MirrorRecords[K] | undefined {
+    if (thirdId === '') return undefined;
+    const row = this.byThirdStmt[entity].get(thirdId) as unknown[] | undefined;
+    return row === undefined ? undefined : (fromRow(SPECS[entity], row) as unknown as MirrorRecords[K]);
+  }
+
+  /**
+   * Every member, by platform id, a window at a time (keyset: a write between two windows is seen or not, never
+   * repeated): a reader that keeps only what it needs of each holds one window, not the tenant.
+   */
+  *scanMembers(): Generator<PlatformMember> {
+    let after = '';
+    for (;;) {
+      const rows = this.scanStmt.all(after, SCAN_WINDOW) as unknown[][];
+      for (const row of rows) yield fromRow(SPECS.members, row) as unknown as PlatformMember;
+      if (rows.length < SCAN_WINDOW) return;
+      after = rows[rows.length - 1]![0] as string;
+    }
+  }
+
+  private index<K extends 'departments' | 'positions'>(entity: K): EntityIndex<MirrorRecords[K]> {
     const spec = SPECS[entity];
     const byId = new Map<string, MirrorRecords[K]>();
     const byThirdId = new Map<string, MirrorRecords[K]>();
@@ -396,6 +446,27 @@ function toRow(spec: TableSpec, item: Record<string, unknown>, seenWalk: number 
     else row.push(v);
   }
   const ms = Date.parse(String(item.updated_at));
-  row.push(Number.isNaN(ms) ? 0 : ms, JSON.stringify(item), seenWalk);
+  row.push(Number.isNaN(ms) ? 0 : ms, extraOf(spec, item), seenWalk);
   return row;
+}
+
+/** The fields of a record this version has no column for, as JSON (null when there are none, as usual). */
+function extraOf(spec: TableSpec, item: Record<string, unknown>): string | null {
+  let extra: Record<string, unknown> | undefined;
+  for (const k of Object.keys(item)) if (!spec.names.has(k)) (extra ??= {})[k] = item[k];
+  return extra === undefined ? null : JSON.stringify(extra);
+}
+
+/** A record from its columns (in spec order) and `extra` (last): the record as the platform reported it. */
+export function fromRow(spec: TableSpec, row: readonly unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const columns = spec.columns;
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    const v = row[i];
+    out[c.name] = c.kind === 'json' ? JSON.parse(v as string) : c.kind === 'bool' ? v === 1 : v;
+  }
+  const extra = row[columns.length];
+  if (typeof extra === 'string') Object.assign(out, JSON.parse(extra) as Record<string, unknown>);
+  return out;
 }

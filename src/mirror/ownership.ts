@@ -84,6 +84,10 @@ export interface AdoptionRecord {
 /** The ownership repository of one sync id. Statements are prepared once. */
 export class OwnershipStore {
   private readonly selectOwned: Database.Statement;
+  private readonly selectOwnedAfter: Database.Statement;
+  private readonly selectAccountOf: Database.Statement;
+  private readonly selectThirdOf: Database.Statement;
+  private readonly countOwned: Database.Statement;
   private readonly deleteByAccount: Database.Statement;
   private readonly upsertOwned: Database.Statement;
   private readonly deleteOwned: Database.Statement;
@@ -102,6 +106,10 @@ export class OwnershipStore {
     readonly syncId: string,
   ) {
     this.selectOwned = db.prepare('SELECT third_user_id, account_id FROM owned_members WHERE sync_id = ?');
+    this.selectOwnedAfter = db.prepare('SELECT third_user_id, account_id FROM owned_members WHERE sync_id = ? AND third_user_id > ? ORDER BY third_user_id LIMIT ?').raw();
+    this.selectAccountOf = db.prepare('SELECT account_id FROM owned_members WHERE sync_id = ? AND third_user_id = ?').pluck();
+    this.selectThirdOf = db.prepare('SELECT third_user_id FROM owned_members WHERE sync_id = ? AND account_id = ?').pluck();
+    this.countOwned = db.prepare('SELECT count(*) FROM owned_members WHERE sync_id = ?').pluck();
     this.deleteByAccount = db.prepare('DELETE FROM owned_members WHERE sync_id = ? AND account_id = ? AND third_user_id <> ?');
     this.upsertOwned = db.prepare(
       `INSERT INTO owned_members (sync_id, third_user_id, account_id, origin, owned_since) VALUES (@sync, @third, @account, @origin, @at)
@@ -150,7 +158,33 @@ export class OwnershipStore {
     this.db.transaction(fn).immediate();
   }
 
-  /** Members this sync owns: third_user_id -> account_id. */
+  /** The account this sync owns under a source id, if any. */
+  accountOf(thirdId: string): string | undefined {
+    return this.selectAccountOf.get(this.syncId, thirdId) as string | undefined;
+  }
+
+  /** The source id this sync owns an account under, if it owns it. */
+  sourceIdOfAccount(accountId: string): string | undefined {
+    return this.selectThirdOf.get(this.syncId, accountId) as string | undefined;
+  }
+
+  /** How many members this sync owns (live or left). */
+  ownedCount(): number {
+    return this.countOwned.get(this.syncId) as number;
+  }
+
+  /** Members this sync owns: third_user_id -> account_id, a window at a time in source id order. */
+  *owned(): Generator<[string, string]> {
+    let after = '';
+    for (;;) {
+      const rows = this.selectOwnedAfter.all(this.syncId, after, 2_000) as [string, string][];
+      yield* rows;
+      if (rows.length < 2_000) return;
+      after = rows[rows.length - 1]![0];
+    }
+  }
+
+  /** Members this sync owns: third_user_id -> account_id, all in the heap (tests and small state DBs). */
   ownedMembers(): Map<string, string> {
     const out = new Map<string, string>();
     for (const r of this.selectOwned.iterate(this.syncId) as Iterable<{ third_user_id: string; account_id: string }>) out.set(r.third_user_id, r.account_id);

@@ -7,6 +7,7 @@ import type { Change, EntityKind, PlanValue } from '../domain/index.js';
 import { isPlanRef } from '../domain/index.js';
 import { redact } from '../shared/redact.js';
 import type { Mirror } from './mirror.js';
+import type { OwnershipStore } from './ownership.js';
 
 /** Fields whose values are contact data: stored and shown masked (`a***@example.com`, `+49******78`). */
 export const CONTACT_FIELDS: readonly string[] = ['email', 'phone'];
@@ -234,17 +235,17 @@ export function historyJson(e: RecordHistoryEntry): Record<string, unknown> {
 }
 
 /** The keys a history selector (source id, platform id, e-mail or department path) stands for, from the mirror. */
-export function historyKeysFor(selector: string, mirror: Pick<Mirror, 'all'>, ownedMembers: ReadonlyMap<string, string>): HistoryKeys {
+export function historyKeysFor(selector: string, mirror: Pick<Mirror, 'all' | 'scanMembers'>, ownership: Pick<OwnershipStore, 'sourceIdOfAccount'>): HistoryKeys {
   const sel = selector.trim();
   const sourceIds = new Set<string>();
   const platformIds = new Set<string>();
-  const byAccount = new Map([...ownedMembers].map(([t, a]) => [a, t]));
   if (sel.includes('@')) {
     const email = sel.toLowerCase();
-    for (const m of mirror.all('members')) {
+    // One pass over the mirror's members, a window at a time.
+    for (const m of mirror.scanMembers()) {
       if (m.email.toLowerCase() !== email) continue;
       platformIds.add(m.account_id);
-      const third = byAccount.get(m.account_id) ?? m.third_user_id;
+      const third = ownership.sourceIdOfAccount(m.account_id) ?? m.third_user_id;
       if (third) sourceIds.add(third);
     }
     return { sourceIds: [...sourceIds], platformIds: [...platformIds] };

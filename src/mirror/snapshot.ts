@@ -1,24 +1,30 @@
 /**
- * A private, in-memory snapshot of the state DB for the read-only commands (`plan` without `--out`, `explain`,
+ * A private snapshot of the state DB for the read-only commands (`plan` without `--out`, `explain`, `history`,
  * `mirror status`; issue 15). They take no lease and never write the state DB, so they run beside a daemon or a sync
- * that holds it: the file is read once inside one read transaction (a WAL reader, which never blocks the writer),
- * copied into memory, and everything they do afterwards (a mirror refresh, the plan's bookkeeping) changes that
- * copy only, which is dropped when they end.
+ * that holds it: the file is copied once inside one read transaction (a WAL reader, which never blocks the writer)
+ * into a private folder under TMPDIR (mode 0700, the copy 0600), and everything they do afterwards (a mirror
+ * refresh, the plan's bookkeeping) changes that copy only, which is removed when they end. Issue 42: the copy is a
+ * file, not an image in the heap (a million-member state DB held 1.3 GB of a plan's memory); SQLite reads it a page
+ * at a time.
  */
-import { existsSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
+import { createPrivateFile } from '../shared/private-file.js';
 import { openStateDb } from './db.js';
 import { processIsAlive, type LeaseHolder } from './lease.js';
 import { migrations, runMigrations } from './migrations/index.js';
 
 /** A snapshot and who held the state DB's lease when it was taken. */
 export interface StateSnapshot {
-  /** The in-memory copy, at the current schema version. */
+  /** The private copy, at the current schema version. */
   db: Database.Database;
   /** Another process that held the lease when the snapshot was taken (undefined: none, or an expired or dead one). */
   holder: LeaseHolder | undefined;
+  /** Closes the copy and removes it (also done at exit, should the command end another way). */
+  close(): void;
 }
 
 /** How to judge whether the lease row names a live holder (tests inject these). */
@@ -39,45 +45,50 @@ interface LeaseRow {
 }
 
 /**
- * Reads the state DB at `path` into memory. A missing file gives an empty state DB (nothing is created on disk).
- * STATE_ERROR names the file when it cannot be read.
+ * Copies the state DB at `path` into a private folder and opens the copy. A missing file gives an empty state DB
+ * in memory (nothing is created on disk). STATE_ERROR names the file when it cannot be read or copied.
  */
 export function openStateSnapshot(path: string, options: SnapshotOptions): StateSnapshot {
-  if (!existsSync(path)) return { db: openStateDb(':memory:', { busyTimeoutMs: options.busyTimeoutMs }), holder: undefined };
-  let image: Buffer;
+  if (!existsSync(path)) {
+    const db = openStateDb(':memory:', { busyTimeoutMs: options.busyTimeoutMs });
+    return { db, holder: undefined, close: () => db.close() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'orgsync-snapshot-'));
+  const remove = (): void => rmSync(dir, { recursive: true, force: true });
+  process.once('exit', remove);
+  const copy = join(dir, 'state.db');
   try {
-    const reader = new Database(path, { readonly: true, fileMustExist: true });
+    copyStateDb(path, copy, options.busyTimeoutMs);
+    const db = new Database(copy);
     try {
-      reader.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
-      image = reader.serialize();
-    } finally {
-      reader.close();
+      db.pragma('foreign_keys = ON');
+      // A file an older orgsync wrote is brought up to date in the copy only.
+      runMigrations(db, migrations, path);
+      return { db, holder: liveHolder(db, options), close: () => (db.close(), remove()) };
+    } catch (err) {
+      db.close();
+      throw err;
     }
   } catch (err) {
-    throw new OrgsyncError('STATE_ERROR', `cannot read state DB ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  const db = new Database(inMemoryImage(image));
-  try {
-    db.pragma('foreign_keys = ON');
-    // A file an older orgsync wrote is brought up to date in memory only.
-    runMigrations(db, migrations, path);
-    return { db, holder: liveHolder(db, options) };
-  } catch (err) {
-    db.close();
+    remove();
     throw err;
   }
 }
 
-/**
- * A database image ready for an in-memory connection: bytes 18-19 of the header say WAL (2) for a state DB, and an
- * in-memory database cannot use WAL, so they are set to the rollback journal (1); the pages are unchanged.
- */
-export function inMemoryImage(image: Buffer): Buffer {
-  if (image.length >= 20 && (image[18] === 2 || image[19] === 2)) {
-    image[18] = 1;
-    image[19] = 1;
+/** The state DB at `path` as it is in one read transaction, written to `copy` (created private first). */
+function copyStateDb(path: string, copy: string, busyTimeoutMs: number): void {
+  try {
+    const reader = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      reader.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      createPrivateFile(copy);
+      reader.prepare('VACUUM INTO ?').run(copy);
+    } finally {
+      reader.close();
+    }
+  } catch (err) {
+    throw new OrgsyncError('STATE_ERROR', `cannot copy state DB ${path} for a read-only command into ${copy} (TMPDIR needs room for it): ${(err as Error).message}`, { cause: err });
   }
-  return image;
 }
 
 function liveHolder(db: Database.Database, options: SnapshotOptions): LeaseHolder | undefined {

@@ -31,7 +31,7 @@
  * empty source, the trust filters' refusals, delete threshold).
  * Before the member diff: the dated lifecycle rules (lifecycle/: scheduled, ended).
  */
-import type { DesiredState, EntityKind, Plan, PlanWarning } from '../domain/index.js';
+import type { DesiredState, EntityKind, LifecycleEvent, Plan, PlanWarning } from '../domain/index.js';
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
 import type { DiffContext } from './context.js';
 import { diffDepartments } from './departments/index.js';
@@ -41,7 +41,6 @@ import { firstRefusal, type OwnedCounts } from './guards.js';
 import { orderDepartmentDeletes, orderMoves } from './order.js';
 import { applyPolicy } from './policies.js';
 import { departmentOwnership } from './ownership.js';
-import { applyLifecycle } from './lifecycle/index.js';
 import type { PlannerSnapshot, PlanOptions } from './types.js';
 
 /** Computes the plan of one run. */
@@ -54,9 +53,10 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
   const departments = diffDepartments(desired.departments, snapshot.departments, desired.provided.departments, ctx);
   const removing = new Set(departments.removalCandidates.map((d) => d.id));
   const nowMs = opts.now instanceof Date ? opts.now.getTime() : opts.now;
-  // Dated lifecycle first: a future hire is not desired yet, a leaver past end_date is desired as gone.
-  const life = applyLifecycle(desired.members, snapshot.members, opts.lifecycle, nowMs);
-  const members = diffMembers(life.members, snapshot.members, snapshot.ownedMembers, desired.provided.members, ctx, {
+  // Dated lifecycle first, member by member: a future hire is not desired yet, a leaver past end_date is desired as gone.
+  const life = { events: [] as LifecycleEvent[] };
+  const lifecycle = opts.lifecycle ? { opts: opts.lifecycle, now: nowMs, events: life.events } : undefined;
+  const members = diffMembers(snapshot.members.table(desired.members), desired.provided.members, ctx, {
     resolveDepartment: (sid) => departments.resolve.get(sid) ?? (desired.provided.departments ? undefined : departments.byThird.get(sid)?.id),
     removing,
     tenantRootId: departments.tenantRootId,
@@ -65,7 +65,7 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
       const d = departments.byId.get(id);
       return d !== undefined && departmentOwnership(d, opts.syncId) === 'owned';
     },
-  });
+  }, lifecycle);
   const moves = orderMoves(departments.moves, departments, warnings);
   const deletes = orderDepartmentDeletes(
     { candidates: departments.removalCandidates, parentOf: departments.parentOf, byId: departments.byId, moves, leaving: members.leaving, staying: members.staying },

@@ -6,6 +6,6 @@ export * from './guards.js';
 export * from './order.js';
 export * from './normalise.js';
 export * from './render.js';
-export { NOT_OWNED_ABSENT } from './members/index.js';
+export { NOT_OWNED_ABSENT, listMembers, listMemberTable, type MemberSource, type MemberTable } from './members/index.js';
 export * from './lifecycle/index.js';
 export * from './select.js';

@@ -8,17 +8,16 @@
  * Backend` is accepted too). The closure follows each change's `dependsOn` (a new member waits for its new department,
  * which waits for its new parent), and a change that `completes` a selected create comes with it.
  */
-import type { Change, DesiredState, EntityKind, Plan, PlatformDepartment, PlatformMember, PlatformPosition, QuarantineEntry } from '../domain/index.js';
+import type { Change, DesiredState, EntityKind, Plan, PlatformDepartment, PlatformPosition, QuarantineEntry } from '../domain/index.js';
+import type { MemberFinder } from './members/types.js';
 import { countChanges } from '../domain/index.js';
 import { normEmail } from './normalise.js';
 
-/** The platform records a selector is matched against (the mirror). */
+/** The platform records a selector is matched against (the mirror; its members by point reads). */
 export interface SelectionPlatform {
   departments: readonly PlatformDepartment[];
   positions: readonly PlatformPosition[];
-  members: readonly PlatformMember[];
-  /** Owned members: third id -> account id (a member's platform record may carry no third id). */
-  ownedMembers?: ReadonlyMap<string, string>;
+  members: MemberFinder;
 }
 
 /** One record a selector named. */
@@ -68,27 +67,25 @@ export function matchSelector(selector: string, desired: DesiredState, platform:
     out.set(key, { selector, entity, thirdId, ...(platformId ? { platformId } : {}), ...(label ? { label } : {}) });
   };
   if (sel === '') return [];
-  const ownedByAccount = new Map([...(platform.ownedMembers ?? new Map<string, string>())].map(([t, a]) => [a, t]));
-  const memberThird = (m: PlatformMember): string => ownedByAccount.get(m.account_id) ?? m.third_user_id;
-  const liveMembers = platform.members.filter((m) => isLive(m.status));
+  const members = platform.members;
   const liveDepts = platform.departments.filter((d) => isLive(d.status));
   const livePositions = platform.positions.filter((p) => isLive(p.status));
-  const memberPid = (third: string): string | undefined => platform.ownedMembers?.get(third) ?? liveMembers.find((m) => m.third_user_id === third)?.account_id;
 
   if (sel.includes('@')) {
     const email = normEmail(sel);
-    for (const d of desired.members) if (d.email !== undefined && normEmail(d.email) === email) add('members', d.source_id, memberPid(d.source_id), d.display_name);
-    for (const m of liveMembers) if (m.email !== '' && normEmail(m.email) === email) add('members', memberThird(m), m.account_id, m.display_name);
+    for (const d of desired.members) if (d.email !== undefined && normEmail(d.email) === email) add('members', d.source_id, members.accountOf(d.source_id), d.display_name);
+    for (const m of members.liveByEmail(email)) add('members', members.sourceIdOf(m), m.account_id, m.display_name);
     return [...out.values()];
   }
   // Source ids.
   for (const d of desired.departments) if (d.source_id === sel) add('departments', d.source_id, liveDepts.find((p) => p.third_department_id === sel)?.id, d.name);
   for (const d of desired.positions) if (d.source_id === sel) add('positions', d.source_id, livePositions.find((p) => p.third_position_id === sel)?.id, d.name);
-  for (const d of desired.members) if (d.source_id === sel) add('members', d.source_id, memberPid(sel), d.display_name);
+  const wanted = desired.members.get(sel);
+  if (wanted) add('members', wanted.source_id, members.accountOf(sel), wanted.display_name);
   for (const q of desired.quarantine) if (q.source_id === sel) add(q.entity, sel, undefined, undefined);
   for (const p of liveDepts) if (p.third_department_id === sel) add('departments', sel, p.id, p.name);
   for (const p of livePositions) if (p.third_position_id === sel) add('positions', sel, p.id, p.name);
-  for (const m of liveMembers) if (memberThird(m) === sel) add('members', sel, m.account_id, m.display_name);
+  for (const m of members.liveBySourceId(sel)) add('members', sel, m.account_id, m.display_name);
   if (out.size > 0) return [...out.values()];
   // Department paths.
   const want = trimPath(sel);

@@ -1,8 +1,9 @@
 /** Inputs of the planner: what the mirror holds and the options of one run. */
-import type { PlanValue, PlatformDepartment, PlatformMember, PlatformPosition } from '../domain/index.js';
+import type { PlanValue, PlatformDepartment, PlatformPosition } from '../domain/index.js';
 import type { SyncConfig, SyncPolicy } from '../config/sync.js';
 import type { PlanTrustFilter } from './trust/types.js';
 import type { LifecycleOptions } from './lifecycle/index.js';
+import type { MemberSource } from '../domain/member-table.js';
 
 /** The platform as the mirror last saw it, plus orgsync's own ownership records. */
 export interface PlannerSnapshot {
@@ -10,10 +11,11 @@ export interface PlannerSnapshot {
   departments: readonly PlatformDepartment[];
   /** Positions (tombstones ignored). */
   positions: readonly PlatformPosition[];
-  /** Members; `left` tombstones may be present (they matter only for re-hire). */
-  members: readonly PlatformMember[];
-  /** Members this sync owns: third_user_id -> account_id (state DB). */
-  ownedMembers: ReadonlyMap<string, string>;
+  /**
+   * The platform's members and this sync's ownership records, as the member table reads them against the desired
+   * members (issue 42): lists in the heap (`listMembers`), or the state DB's tables (src/mirror/member-table.ts).
+   */
+  members: MemberSource;
   /**
    * Third ids of creates this sync started but may not have recorded (a crash between the POST and the ownership
    * write). A live record with such a third id is this sync's own and is adopted.

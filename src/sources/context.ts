@@ -1,6 +1,7 @@
 /** What a connector may use of the outside world, and the one error for a source that cannot be read. */
 import type { Clock } from '../shared/clock.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
+import type { MemberStage } from '../domain/desired.js';
 import type { EntityKind } from '../domain/entities.js';
 import type { MappingTrace } from '../desired/index.js';
 import type { Logger } from '../shared/logger.js';
@@ -23,6 +24,9 @@ export interface SourceReadContext {
   observe?: ReadObserver | undefined;
   /** Issue 31: given by the run to a delta-capable source (how to read it, its snapshot, where to leave what it saw). */
   delta?: DeltaReadContext | undefined;
+  /** Issue 42: where the source's members are staged (shared by the sources of one read), and its place in config order. */
+  stage?: MemberStage | undefined;
+  rank?: number | undefined;
 }
 
 /**

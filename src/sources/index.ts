@@ -7,8 +7,9 @@ import type { Config } from '../config/schema.js';
 import type { SourceConfig } from '../config/sources.js';
 import { resolveConfigPath } from '../config/load.js';
 import type { DesiredState } from '../domain/desired.js';
-import { buildDesiredState, type SourceBatch } from '../desired/index.js';
+import { buildDesiredState, listStage, type SourceBatch } from '../desired/index.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
+import type { MemberStage } from '../domain/desired.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { isOrgsyncError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -28,6 +29,8 @@ export interface ReadSourcesOptions {
   phoneCache?: PhoneCache;
   /** Issue 31: the delta reads of a run with a state DB (a DeltaReadContext per delta-capable source). */
   delta?: DeltaProvider;
+  /** Issue 42: where the members are staged (a run's state DB: src/mirror/member-stage.ts); absent: a list in the heap. */
+  stage?: MemberStage;
 }
 
 /**
@@ -85,11 +88,12 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
   };
   const batches: SourceBatch[] = [];
   const sources: SourceSummary[] = [];
-  for (const source of config.sources) {
+  const stage = opts.stage ?? listStage();
+  for (const [rank, source] of config.sources.entries()) {
     const log = opts.logger.child({ source: source.name });
     log.debug({ type: source.type }, 'reading source');
     const delta = opts.delta?.contextFor(source);
-    const batch = await readSource(source, { ...ctx, logger: log, ...(delta ? { delta } : {}) });
+    const batch = await readSource(source, { ...ctx, logger: log, stage, rank, ...(delta ? { delta } : {}) });
     const read = opts.delta?.finished(source);
     const excluded = batch.excluded ?? { departments: 0, positions: 0, members: 0 };
     const summary: SourceSummary = {
@@ -97,7 +101,7 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
       type: source.type,
       departments: batch.departments.length,
       positions: batch.positions.length,
-      members: batch.members.length,
+      members: batch.memberCount,
       quarantined: batch.quarantine.length,
       excluded,
       ...(read ? { read } : {}),

@@ -5,12 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HEAP_ROOM_MESSAGE, heapRoomStage, heapShortfall } from '../../src/daemon/pipeline/heap-room.js';
+import { memberList } from '../../src/domain/index.js';
 import type { Logger } from '../../src/shared/logger.js';
 
 const MiB = 1048576;
 const records = 1_005_500; // a million members, 5,000 departments, 500 positions
 /** A desired state of `members` members, 5,000 departments and 500 positions: sparse lists, only their lengths are read. */
-const desiredOf = (members: number): Parameters<typeof heapRoomStage>[0] => ({ members: new Array(members), departments: new Array(5_000), positions: new Array(500) });
+const desiredOf = (members: number): Parameters<typeof heapRoomStage>[0] => ({ members: memberList(new Array(members)), departments: new Array(5_000), positions: new Array(500) });
 
 function noting(): { logger: Logger; lines: { level: string; fields: object; msg?: string }[] } {
   const lines: { level: string; fields: object; msg?: string }[] = [];

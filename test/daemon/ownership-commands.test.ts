@@ -29,7 +29,7 @@ import { TrustStateStore } from '../../src/mirror/trust-state.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { isOrgsyncError } from '../../src/shared/errors.js';
 import type { Logger } from '../../src/shared/logger.js';
-import { org, SyncWorld } from '../e2e/harness.js';
+import { desiredOf, org, SyncWorld } from '../e2e/harness.js';
 
 let world: SyncWorld | undefined;
 afterEach(async () => {
@@ -50,7 +50,7 @@ function capture(): { logger: Logger; lines: Line[] } {
   return { logger, lines };
 }
 
-const DESIRED = org({ departments: [['eng', 'Engineering'], ['sales', 'Sales']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng'], ['u4', 'Hank Hand', 'hank@acme.test', 'eng']] });
+const DESIRED = desiredOf(org({ departments: [['eng', 'Engineering'], ['sales', 'Sales']], members: [['u1', 'Ann Lee', 'ann@acme.test', 'eng'], ['u4', 'Hank Hand', 'hank@acme.test', 'eng']] }));
 
 /**
  * A world where the sync owns eng and u1, and a department `sales` (metadata cost_center 42) and a member Hank were

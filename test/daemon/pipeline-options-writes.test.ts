@@ -10,7 +10,7 @@ import { applyOptionsFrom, daemonOptionsFrom, planOptionsFrom, refreshOptionsFro
 import type { RunOnceDeps } from '../../src/daemon/pipeline/run-state.js';
 import { startRun } from '../../src/daemon/pipeline/start.js';
 import { DRY_RUN_WRITES, runWritesFor } from '../../src/daemon/pipeline/writes.js';
-import type { Change, Plan } from '../../src/domain/index.js';
+import { memberList, type Change, type Plan } from '../../src/domain/index.js';
 import { openStateDb } from '../../src/mirror/db.js';
 import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
@@ -85,7 +85,7 @@ beforeEach(() => {
     ownership: new OwnershipStore(db, 'hr-sync'),
     logger: silentLogger,
     clock: { now: () => (now += 1_000), sleep: async () => undefined },
-    readDesiredState: async () => ({ departments: [], positions: [], members: [], quarantine: [], provided: { departments: true, positions: true, members: true } }),
+    readDesiredState: async () => ({ departments: [], positions: [], members: memberList([]), quarantine: [], provided: { departments: true, positions: true, members: true } }),
     recordHistory: { store: new RecordHistory(db), runId: 'run-1', trigger: 'once', retentionDays: 1 },
   };
 });

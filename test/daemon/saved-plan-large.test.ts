@@ -9,8 +9,8 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { DesiredState } from '../../src/domain/index.js';
-import { PLAN_FORMAT_VERSION } from '../../src/domain/index.js';
+import type { DesiredMember, DesiredState } from '../../src/domain/index.js';
+import { memberList, PLAN_FORMAT_VERSION } from '../../src/domain/index.js';
 import { buildSavedPlan, canonicalJson, parseSavedPlan, readSavedPlan, savedPlanChunks, sourceSnapshotHash, writeSavedPlan, type SavedPlanFile } from '../../src/daemon/saved-plan.js';
 import { jsonChunks } from '../../src/shared/json-chunks.js';
 import { JsonStreamError, parseJsonChunks } from '../../src/shared/json-stream-reader.js';
@@ -99,12 +99,12 @@ describe('saved plan file: byte for byte what the one-string writer wrote', () =
     const desired = {
       departments: [{ source: 'hr', source_id: 'D2', name: 'Two', origin: { line: 2 } }, { source: 'hr', source_id: 'D1', name: 'One', origin: { line: 1 } }],
       positions: [],
-      members: Array.from({ length: 3_000 }, (_, i) => member((i * 7919) % 3_000)),
+      members: memberList(Array.from({ length: 3_000 }, (_, i) => member((i * 7919) % 3_000)) as unknown as DesiredMember[]),
       provided: { departments: true, positions: false, members: true },
       quarantine: [],
     } as unknown as DesiredState;
     const strip = (list: readonly { origin?: unknown; source_id: string }[]) => list.map(({ origin: _o, ...rest }) => rest).sort((a, b) => (a.source_id < b.source_id ? -1 : a.source_id > b.source_id ? 1 : 0));
-    const old = `sha256:${createHash('sha256').update(canonicalJson({ departments: strip(desired.departments), positions: strip(desired.positions), members: strip(desired.members), provided: desired.provided })).digest('hex')}`;
+    const old = `sha256:${createHash('sha256').update(canonicalJson({ departments: strip(desired.departments), positions: strip(desired.positions), members: strip([...desired.members]), provided: desired.provided })).digest('hex')}`;
     expect(sourceSnapshotHash(desired)).toBe(old);
   });
 });

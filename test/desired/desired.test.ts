@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildDesiredState, compileField, getPath, mapStatus, normaliseEmail, normalisePhone, SourceCollector, type SourceBatch } from '../../src/desired/index.js';
+import { buildDesiredState, compileField, getPath, listStage, mapStatus, normaliseEmail, normalisePhone, SourceCollector, type SourceBatch } from '../../src/desired/index.js';
+import type { MemberStage } from '../../src/domain/index.js';
 
 const lookupOf = (rec: Record<string, unknown>) => (name: string) => getPath(rec, name);
 
@@ -43,9 +44,24 @@ describe('normalisation', () => {
   });
 });
 
-function batch(source: string, members: Record<string, unknown>[], opts: { authoritative?: string[]; statusField?: boolean; departments?: Record<string, unknown>[] } = {}): SourceBatch {
+/** One source's batch, read into `stage` at `rank` (the sources of one read share a stage: `merged`). */
+type Reader = (stage: MemberStage, rank: number) => SourceBatch;
+
+/** The batches of several sources read in config order into one stage, as readSourcesReport reads them. */
+function merged(...readers: Reader[]): SourceBatch[] {
+  const stage = listStage();
+  return readers.map((read, rank) => read(stage, rank));
+}
+
+function batch(source: string, members: Record<string, unknown>[], opts: { authoritative?: string[]; statusField?: boolean; departments?: Record<string, unknown>[] } = {}): Reader {
+  return (stage, rank) => readBatch(source, members, opts, stage, rank);
+}
+
+function readBatch(source: string, members: Record<string, unknown>[], opts: { authoritative?: string[]; statusField?: boolean; departments?: Record<string, unknown>[] }, stage: MemberStage, rank: number): SourceBatch {
   const c = new SourceCollector({
     source,
+    stage,
+    rank,
     authoritativeFields: opts.authoritative ?? [],
     members: { fields: { id: 'id', display_name: 'name', email: 'email', title: 'title', department: 'dept', ...(opts.statusField ? { status: 'status' } : {}) } },
     ...(opts.departments ? { departments: { fields: { id: 'id', name: 'name', parent: 'parent' } } } : {}),
@@ -57,40 +73,40 @@ function batch(source: string, members: Record<string, unknown>[], opts: { autho
 
 describe('merge of several sources', () => {
   it('takes each field from the first source that has it, in config order', () => {
-    const state = buildDesiredState([
+    const state = buildDesiredState(merged(
       batch('hr', [{ id: 'E1', name: 'Ada Lovelace', title: '' }, { id: 'E2', name: 'Alan', email: 'alan@x.org' }]),
       batch('ldap', [{ id: 'E1', name: 'A. Lovelace', email: 'ada@x.org', title: 'Engineer', status: 'suspended' }, { id: 'E3', name: 'Grace', email: 'grace@x.org' }], { statusField: true }),
-    ]);
+    ));
     expect(state.quarantine).toEqual([]);
-    expect(state.members.map((m) => [m.source_id, m.display_name, m.email, m.title, m.status])).toEqual([
+    expect([...state.members].map((m) => [m.source_id, m.display_name, m.email, m.title, m.status])).toEqual([
       ['E1', 'Ada Lovelace', 'ada@x.org', 'Engineer', 'suspended'],
       ['E2', 'Alan', 'alan@x.org', undefined, 'active'],
       ['E3', 'Grace', 'grace@x.org', undefined, 'active'],
     ]);
-    expect(state.members[0]!.origin).toEqual({
+    expect([...state.members][0]!.origin).toEqual({
       source: 'hr',
       location: 'hr:0',
       fieldSources: { display_name: 'hr', email: 'ldap', title: 'ldap', status: 'ldap' },
     });
     // Single-source records keep a plain origin.
-    expect(state.members[1]!.origin).toEqual({ source: 'hr', location: 'hr:1' });
+    expect([...state.members][1]!.origin).toEqual({ source: 'hr', location: 'hr:1' });
   });
 
   it('lets a later source win the fields it is authoritative for', () => {
-    const state = buildDesiredState([
+    const state = buildDesiredState(merged(
       batch('hr', [{ id: 'E1', name: 'Ada Lovelace', email: 'ada@hr.org', title: 'Clerk' }]),
       batch('ldap', [{ id: 'E1', name: 'Ada L.', email: 'ada@ldap.org', title: 'Engineer' }], { authoritative: ['members.email', 'members.title'] }),
-    ]);
-    expect(state.members[0]).toMatchObject({ display_name: 'Ada Lovelace', email: 'ada@ldap.org', title: 'Engineer' });
-    expect(state.members[0]!.origin!.fieldSources).toEqual({ display_name: 'hr', email: 'ldap', title: 'ldap' });
+    ));
+    expect([...state.members][0]).toMatchObject({ display_name: 'Ada Lovelace', email: 'ada@ldap.org', title: 'Engineer' });
+    expect([...state.members][0]!.origin!.fieldSources).toEqual({ display_name: 'hr', email: 'ldap', title: 'ldap' });
   });
 
   it('quarantines a record everywhere when one source quarantines it', () => {
-    const state = buildDesiredState([
+    const state = buildDesiredState(merged(
       batch('hr', [{ id: 'E1', name: 'Ada', email: 'not-an-address' }, { id: 'E2', name: 'Alan', email: 'alan@x.org' }]),
       batch('ldap', [{ id: 'E1', name: 'Ada', email: 'ada@x.org' }]),
-    ]);
-    expect(state.members.map((m) => m.source_id)).toEqual(['E2']);
+    ));
+    expect([...state.members].map((m) => m.source_id)).toEqual(['E2']);
     expect(state.quarantine.map((q) => [q.source, q.source_id, q.reason, q.message])).toEqual([
       ['hr', 'E1', 'invalid_email', 'invalid e-mail "not-an-address"'],
       ['ldap', 'E1', 'quarantined_in_other_source', 'the same record is quarantined in source "hr"'],
@@ -98,29 +114,29 @@ describe('merge of several sources', () => {
   });
 
   it('checks departments across sources: a member of one source may sit in another source\'s department', () => {
-    const state = buildDesiredState([
+    const state = buildDesiredState(merged(
       batch('hr', [{ id: 'E1', name: 'Ada', email: 'ada@x.org', dept: 'D2' }], { departments: [{ id: 'D1', name: 'Top' }] }),
       batch('org', [], { departments: [{ id: 'D2', name: 'Child', parent: 'D1' }] }),
-    ]);
+    ));
     expect(state.quarantine).toEqual([]);
     expect(state.departments.map((d) => d.source_id)).toEqual(['D1', 'D2']);
     expect(state.provided).toEqual({ departments: true, positions: false, members: true });
   });
 
   it('does not check member departments when no source provides departments', () => {
-    const state = buildDesiredState([batch('hr', [{ id: 'E1', name: 'Ada', email: 'ada@x.org', dept: 'D9' }])]);
+    const state = buildDesiredState(merged(batch('hr', [{ id: 'E1', name: 'Ada', email: 'ada@x.org', dept: 'D9' }])));
     expect(state.quarantine).toEqual([]);
-    expect(state.members[0]!.department_source_id).toBe('D9');
+    expect([...state.members][0]!.department_source_id).toBe('D9');
     expect(state.provided.departments).toBe(false);
   });
 
   it('orders departments parents first even when the source lists children first', () => {
-    const state = buildDesiredState([batch('hr', [], { departments: [{ id: 'C', name: 'c', parent: 'B' }, { id: 'B', name: 'b', parent: 'A' }, { id: 'A', name: 'a' }] })]);
+    const state = buildDesiredState(merged(batch('hr', [], { departments: [{ id: 'C', name: 'c', parent: 'B' }, { id: 'B', name: 'b', parent: 'A' }, { id: 'A', name: 'a' }] })));
     expect(state.departments.map((d) => d.source_id)).toEqual(['A', 'B', 'C']);
   });
 
   it('reports a longer cycle once per member of the ring', () => {
-    const state = buildDesiredState([batch('hr', [], { departments: [{ id: 'A', name: 'a', parent: 'C' }, { id: 'B', name: 'b', parent: 'A' }, { id: 'C', name: 'c', parent: 'B' }, { id: 'X', name: 'x' }] })]);
+    const state = buildDesiredState(merged(batch('hr', [], { departments: [{ id: 'A', name: 'a', parent: 'C' }, { id: 'B', name: 'b', parent: 'A' }, { id: 'C', name: 'c', parent: 'B' }, { id: 'X', name: 'x' }] })));
     expect(state.departments.map((d) => d.source_id)).toEqual(['X']);
     expect(state.quarantine.map((q) => [q.source_id, q.reason, q.message])).toEqual([
       ['A', 'cycle', 'the department hierarchy has a cycle: "A" -> "C" -> "B" -> "A"'],

@@ -95,7 +95,7 @@ describe('orgsync sync', () => {
   it('stops at the delete threshold with exit 3, the plan printed and nothing applied; --allow-deletes N lets it through', async () => {
     const cfg = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw, sync: 'id: hr-sync' });
     expect((await cli('sync', '--config', cfg)).code).toBe(0);
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.slice(0, 2) });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].slice(0, 2) });
     const before = await writes();
     const refused = await cli('sync', '--config', cfg);
     expect(refused.code).toBe(3);

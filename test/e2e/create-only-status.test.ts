@@ -65,7 +65,7 @@ describe('policy: create-only still leaves existing members alone', () => {
   it('an owned member suspended in HR later is not suspended (that is an update of an existing record)', async () => {
     const config = writeCsvConfig(dir, { baseUrl: emulator.url, apiKey: TEST_KEYS.acmeRw, sync: 'id: hr-sync\n  policy: create-only' });
     expect((await cli('sync', '--config', config)).code).toBe(0);
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.map((m) => (m.source_id === 'u1' ? { ...m, status: 'suspended' } : m)) });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].map((m) => (m.source_id === 'u1' ? { ...m, status: 'suspended' } : m)) });
     const plan = await cli('plan', '--config', config, '--output', 'json');
     const doc = JSON.parse(plan.stdout) as { changes: unknown[]; withheld: { id: string; why: string }[] };
     expect(doc.changes).toEqual([]);
@@ -103,7 +103,7 @@ describe('policy: create-only, when the status PATCH after a create fails', () =
     expect((await cli('plan', '--config', config, '--detailed-exitcode')).code).toBe(0);
 
     // Complete: a later suspension and re-activation of that member are ordinary updates again, held back.
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.map((m) => (m.source_id === 'u2' ? { ...m, status: 'active' } : m)) });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].map((m) => (m.source_id === 'u2' ? { ...m, status: 'active' } : m)) });
     const later = JSON.parse((await cli('plan', '--config', config, '--output', 'json')).stdout) as { changes: unknown[]; withheld: { id: string; why: string }[] };
     expect(later.changes).toEqual([]);
     expect(later.withheld.map((w) => [w.id, w.why])).toEqual([['members:update:u2', 'policy:create-only']]);
@@ -115,7 +115,7 @@ describe('policy: create-only, when the status PATCH after a create fails', () =
     expect((await cli('sync', '--config', config)).code).toBe(4);
     proxy.set(undefined);
     // HR re-activates the new hire before the next run: nothing is owed any more, the run drops the note.
-    const active = { ...TREE, members: TREE.members.map((m) => (m.source_id === 'u2' ? { ...m, status: 'active' as const } : m)) };
+    const active = { ...TREE, members: [...TREE.members].map((m) => (m.source_id === 'u2' ? { ...m, status: 'active' as const } : m)) };
     writeCsvOrg(dir, active);
     const sync = await cli('sync', '--config', config, '--output', 'json');
     expect(sync.code).toBe(0);

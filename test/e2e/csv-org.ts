@@ -1,11 +1,11 @@
 /** Writes an org as the CSV files and config of a `type: csv` source, for CLI and process-level tests. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DesiredState } from '../../src/domain/index.js';
+import type { OrgState } from './harness.js';
 import { writeCsv } from '../helpers/fixtures.js';
 
 /** Writes departments.csv, positions.csv and members.csv for `desired` into `dir`. */
-export function writeCsvOrg(dir: string, desired: DesiredState, titles: Record<string, string> = {}): void {
+export function writeCsvOrg(dir: string, desired: OrgState, titles: Record<string, string> = {}): void {
   writeCsv(join(dir, 'departments.csv'), ['id', 'name', 'parent'], desired.departments.map((d) => [d.source_id, d.name, d.parent_source_id]));
   writeCsv(join(dir, 'positions.csv'), ['id', 'name'], desired.positions.map((p) => [p.source_id, p.name]));
   writeCsv(

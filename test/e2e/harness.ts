@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { runOnce, type RunObserver, type RunOnceOptions, type RunSummary } from '../../src/daemon/run-once.js';
-import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosition, DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
+import { memberList, type DesiredDepartment, type DesiredMember, type DesiredMemberStatus, type DesiredPosition, type DesiredState, type PlatformDepartment, type PlatformMember, type PlatformPosition } from '../../src/domain/index.js';
 import { openStateDb } from '../../src/mirror/db.js';
 import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
@@ -29,8 +29,16 @@ export interface OrgSpec {
   members?: [string, string, string, string?, DesiredMemberStatus?][];
 }
 
-/** Builds a DesiredState from an OrgSpec. */
-export function org(spec: OrgSpec): DesiredState {
+/** A desired state written as lists, as tests build them; `desiredOf` gives the DesiredState a run reads. */
+export type OrgState = Omit<DesiredState, 'members'> & { members: DesiredMember[] };
+
+/** The DesiredState of an OrgState (its members as a list: memberList). */
+export function desiredOf(o: OrgState): DesiredState {
+  return { ...o, members: memberList(o.members) };
+}
+
+/** Builds a desired org from an OrgSpec. */
+export function org(spec: OrgSpec): OrgState {
   const departments: DesiredDepartment[] = (spec.departments ?? []).map(([source_id, name, parent]) => ({ source_id, name, ...(parent ? { parent_source_id: parent } : {}) }));
   const positions: DesiredPosition[] = (spec.positions ?? []).map(([source_id, name]) => ({ source_id, name }));
   const members: DesiredMember[] = (spec.members ?? []).map(([source_id, display_name, email, dept, status]) => ({
@@ -104,7 +112,7 @@ export class SyncWorld {
   }
 
   /** One run of the sync against `desired`. */
-  run(desired: DesiredState, options: Partial<RunOnceOptions> = {}, observer?: RunObserver, signal?: AbortSignal): Promise<RunSummary> {
+  run(desired: OrgState, options: Partial<RunOnceOptions> = {}, observer?: RunObserver, signal?: AbortSignal): Promise<RunSummary> {
     return runOnce(
       {
         config: this.config,
@@ -113,7 +121,7 @@ export class SyncWorld {
         ownership: this.ownership,
         logger: silentLogger,
         clock: systemClock,
-        readDesiredState: async () => structuredClone(desired),
+        readDesiredState: async () => desiredOf(structuredClone(desired)),
         callStats: () => ({ requests: this.requests, rateLimited: this.rateLimited }),
         ...(observer ? { observer } : {}),
         ...(signal ? { signal } : {}),
@@ -123,7 +131,7 @@ export class SyncWorld {
   }
 
   /** A plan only. */
-  plan(desired: DesiredState, options: Partial<RunOnceOptions> = {}): Promise<RunSummary> {
+  plan(desired: OrgState, options: Partial<RunOnceOptions> = {}): Promise<RunSummary> {
     return this.run(desired, { ...options, mode: 'plan' });
   }
 
@@ -195,7 +203,7 @@ export class SyncWorld {
 }
 
 /** The view a desired state should produce (for records this sync manages), tenant root named `Acme`. */
-export function expectedView(desired: DesiredState, syncId = 'hr-sync'): OrgView {
+export function expectedView(desired: OrgState, syncId = 'hr-sync'): OrgView {
   const byId = new Map(desired.departments.map((d) => [d.source_id, d]));
   const pathOf = (id: string): string => {
     const d = byId.get(id)!;

@@ -7,18 +7,18 @@ import { spawn, execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DesiredState, PlatformDepartment, PlatformMember } from '../../src/domain/index.js';
+import type { PlatformDepartment, PlatformMember } from '../../src/domain/index.js';
 import { writeCalls } from '../helpers/cli.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
-import { ADMIN, expectedView, org, type OrgView } from './harness.js';
+import { ADMIN, expectedView, org, type OrgState, type OrgView } from './harness.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');
 
 /** Variant i of the org: every variant renames departments and retitles members; odd ones swap 30 members. */
-function variant(i: number): { desired: DesiredState; titles: Record<string, string> } {
+function variant(i: number): { desired: OrgState; titles: Record<string, string> } {
   const departments: [string, string, string?][] = Array.from({ length: 12 }, (_, k) => [`d${k}`, `Dept ${k} v${i}`, k >= 4 ? `d${k % 4}` : undefined]);
   const people = Array.from({ length: 150 }, (_, k) => (i % 2 === 1 && k >= 120 ? `n${k}` : `m${k}`));
   const desired = org({

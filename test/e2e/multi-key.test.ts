@@ -13,7 +13,7 @@ import { cli } from '../helpers/cli.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { runOnce, type RunSummary } from '../../src/daemon/run-once.js';
-import type { DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
+import type { PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
 import { openStateDb } from '../../src/mirror/db.js';
 import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 import { Mirror } from '../../src/mirror/mirror.js';
@@ -24,13 +24,13 @@ import { systemClock } from '../../src/shared/clock.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
-import { ADA, ADMIN, expectedView, org, type OrgView } from './harness.js';
+import { ADA, ADMIN, desiredOf, expectedView, org, type OrgState, type OrgView } from './harness.js';
 
 const KEYS = [1, 2, 3, 4, 5].map((n) => `ek_acmemk${n}_0123456789abcdef${n}`);
 const REAL_LIMITS = { per_api_key: 100, per_session_token: 50, per_tenant: 500, per_client_id: 10 };
 
 /** 3 levels of departments (children depend on parents), 5 positions, `members` members. */
-function bigOrg(members: number): DesiredState {
+function bigOrg(members: number): OrgState {
   const departments: [string, string, string?][] = [];
   for (let a = 0; a < 4; a++) {
     departments.push([`d${a}`, `Division ${a}`]);
@@ -67,7 +67,7 @@ interface Counts {
 async function syncOnce(
   emu: TestEmulator,
   platformYaml: string,
-  desired: DesiredState,
+  desired: OrgState,
   onKeyRequest?: (key: string, counts: Counts) => void,
   counts: Counts = { requests: 0, rateLimited: 0, byKey: new Map(), dropped: [], afterDrop: 0 },
 ): Promise<{ summary: RunSummary; second: RunSummary; counts: Counts }> {
@@ -95,7 +95,7 @@ async function syncOnce(
       ownership: new OwnershipStore(db, config.sync.id),
       logger: silentLogger,
       clock: systemClock,
-      readDesiredState: async () => structuredClone(desired),
+      readDesiredState: async () => desiredOf(structuredClone(desired)),
       callStats: () => ({ requests: counts.requests, rateLimited: counts.rateLimited }),
     };
     const summary = await runOnce(deps, { mode: 'apply' });

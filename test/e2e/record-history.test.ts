@@ -7,14 +7,13 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runOnce } from '../../src/daemon/run-once.js';
-import type { DesiredState } from '../../src/domain/index.js';
 import { RecordHistory } from '../../src/mirror/record-history.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { cli } from '../helpers/cli.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
-import { ADMIN, org, SyncWorld } from './harness.js';
+import { ADMIN, desiredOf, org, SyncWorld, type OrgState } from './harness.js';
 import { tempDir } from '../helpers/temp.js';
 
 const DAY = 86_400_000;
@@ -32,7 +31,7 @@ describe('record history through runOnce', () => {
     const clock = new ManualClock(Date.now());
     const store = new RecordHistory(w.db);
     let n = 0;
-    const run = (desired: DesiredState) =>
+    const run = (desired: OrgState) =>
       runOnce(
         {
           config: w.config,
@@ -41,7 +40,7 @@ describe('record history through runOnce', () => {
           ownership: w.ownership,
           logger: silentLogger,
           clock,
-          readDesiredState: async () => structuredClone(desired),
+          readDesiredState: async () => desiredOf(structuredClone(desired)),
           recordHistory: { store, runId: `run-${++n}`, trigger: n === 1 ? 'once' : 'schedule', retentionDays: 90 },
         },
         { mode: 'apply' },

@@ -8,15 +8,15 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { daemonMain } from '../../src/cli/commands/daemon.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
+import type { PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
 import { ManualScheduler } from '../../src/daemon/schedule.js';
-import { calculatePlan } from '../../src/planner/index.js';
+import { calculatePlan, listMembers } from '../../src/planner/index.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { getJson, until, type StatusRun } from '../daemon/support.js';
 import { captureContext } from '../helpers/cli.js';
 import { cli, writeCalls } from '../helpers/cli.js';
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
-import { ADMIN, org } from './harness.js';
+import { ADMIN, desiredOf, org, type OrgState } from './harness.js';
 import { tempDir } from '../helpers/temp.js';
 
 const TREE = org({
@@ -34,7 +34,7 @@ const TREE = org({
   ],
 });
 /** HR meanwhile: Bob is promoted, Eve left. */
-const LATER: DesiredState = { ...TREE, members: TREE.members.filter((m) => m.source_id !== 'u5') };
+const LATER: OrgState = { ...TREE, members: [...TREE.members].filter((m) => m.source_id !== 'u5') };
 const REFUSAL =
   /^orgsync: the state DB has no record of earlier runs of sync\.id "hr-sync", but the platform already holds 2 departments and 1 position managed by it: the state DB was lost or recreated\. Member ownership, grace counters and source baselines live in the state DB, .* Either restore a backup \(orgsync state restore FILE\), or re-take ownership of the members whose third_user_id equals a source id \(orgsync adopt --match third-id --entity members\); then run again(?:; the plan is saved as pending approval sha256:[0-9a-f]{12} .*)?$/m;
 
@@ -151,9 +151,9 @@ describe('state_lost', () => {
 describe('stateLostGuard in the planner', () => {
   const root: PlatformDepartment = { id: 'd0', name: 'Acme', parent_id: '', third_department_id: '', depth: 0, path: '/Acme', sort_order: 0, status: 'active', metadata: {} } as unknown as PlatformDepartment;
   const managed = (id: string): PlatformDepartment => ({ ...root, id, name: id, parent_id: 'd0', third_department_id: id, depth: 1, path: `/Acme/${id}`, metadata: { managed_by: 'hr-sync' } }) as unknown as PlatformDepartment;
-  const snapshot = (departments: PlatformDepartment[]) => ({ departments: [root, ...departments], positions: [] as PlatformPosition[], members: [] as PlatformMember[], ownedMembers: new Map<string, string>() });
+  const snapshot = (departments: PlatformDepartment[]) => ({ departments: [root, ...departments], positions: [] as PlatformPosition[], members: listMembers([] as PlatformMember[], new Map<string, string>()) });
   const opts = (stateKnown?: boolean) => ({ syncId: 'hr-sync', policy: 'sync' as const, memberRemoval: 'left' as const, deleteThreshold: { max_count: 500, max_percent: 20 }, adopt: { members: [], departments: [], positions: [] }, now: 0, ...(stateKnown !== undefined ? { stateKnown } : {}) });
-  const desired = org({ departments: [['eng', 'Engineering']] });
+  const desired = desiredOf(org({ departments: [['eng', 'Engineering']] }));
 
   it('refuses only when the state is unknown and something is managed by this sync.id', () => {
     expect(calculatePlan(desired, snapshot([managed('eng')]), opts(false)).refusal?.guard).toBe('state_lost');

@@ -4,12 +4,12 @@
  * comparing the platform (listed through the API) with the desired state and asserting that a second plan is empty.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DesiredState, PlatformMember } from '../../src/domain/index.js';
+import type { PlatformMember } from '../../src/domain/index.js';
 import type { RunOnceOptions, RunSummary } from '../../src/daemon/run-once.js';
 import { renderSyncSummary, syncSummaryJson, syncSummaryJsonChunks } from '../../src/cli/sync-summary.js';
 import { metricsRunObserver } from '../../src/daemon/daemon.js';
 import { OrgsyncMetrics } from '../../src/observability/metrics.js';
-import { ADA, expectedView, org, SyncWorld, type OrgView } from './harness.js';
+import { ADA, expectedView, org, SyncWorld, type OrgState, type OrgView } from './harness.js';
 
 const TREE = {
   departments: [
@@ -35,10 +35,10 @@ const TREE = {
 interface Scenario {
   name: string;
   /** Sync runs that build the starting platform state. */
-  before?: DesiredState[];
+  before?: OrgState[];
   /** Records made by hand on the platform before the run (the sync must leave them alone). */
   handMade?: (w: SyncWorld) => Promise<void>;
-  desired: DesiredState;
+  desired: OrgState;
   options?: Partial<RunOnceOptions>;
   /** Extra records expected in the final state besides the desired ones (hand-made, the seeded admin). */
   extra?: Partial<OrgView>;

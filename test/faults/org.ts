@@ -1,21 +1,20 @@
 /** A CSV org and config files for process-level fault tests (the CSV writer is the e2e tests' own). */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DesiredState } from '../../src/domain/index.js';
 import { writeCsvOrg } from '../e2e/csv-org.js';
-import { org } from '../e2e/harness.js';
+import { org, type OrgState } from '../e2e/harness.js';
 import { TEST_KEYS } from '../helpers/emulator.js';
 
 export { writeCsvOrg };
 
 /** An org of `departments` departments and `members` members (ids and e-mails start with `prefix`), every title `title`. */
-export function titledOrg(opts: { departments: number; members: number; title: string; prefix?: string }): { desired: DesiredState; titles: Record<string, string> } {
+export function titledOrg(opts: { departments: number; members: number; title: string; prefix?: string }): { desired: OrgState; titles: Record<string, string> } {
   const p = opts.prefix ?? '';
   const desired = org({
     departments: Array.from({ length: opts.departments }, (_, k) => [`${p}d${k}`, `${p}Dept ${k}`] as [string, string]),
     members: Array.from({ length: opts.members }, (_, k) => [`${p}m${k}`, `Person ${k}`, `${p}m${k}@acme.test`, `${p}d${k % opts.departments}`] as [string, string, string, string]),
   });
-  const titles = Object.fromEntries(desired.members.map((m) => [m.source_id, opts.title]));
+  const titles = Object.fromEntries([...desired.members].map((m) => [m.source_id, opts.title]));
   for (const m of desired.members) m.title = opts.title;
   return { desired, titles };
 }

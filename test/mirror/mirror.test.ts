@@ -112,12 +112,14 @@ describe('Mirror', () => {
   });
   afterEach(() => db.close());
 
-  it('stores every field and the raw JSON, unknown fields included', () => {
-    mirror.applyPage('positions', [pos('p1', { is_system: true, future: 'x' } as Partial<PlatformPosition>)]);
+  it('stores every field in its column and only the fields it does not know in extra (issue 42: no second copy)', () => {
+    mirror.applyPage('positions', [pos('p1', { is_system: true, future: 'x' } as Partial<PlatformPosition>), pos('p2')]);
     expect(mirror.get('positions', 'p1')).toEqual({ ...pos('p1', { is_system: true }), future: 'x' });
-    const row = db.prepare('SELECT * FROM mirror_positions').get() as Record<string, unknown>;
-    expect(row).toMatchObject({ id: 'p1', is_system: 1, third_position_id: 'P-p1', status: 'active', metadata: '{}' });
-    expect(JSON.parse(row.raw as string)).toMatchObject({ future: 'x' });
+    expect(mirror.get('positions', 'p2')).toEqual(pos('p2'));
+    const rows = db.prepare('SELECT * FROM mirror_positions ORDER BY id').all() as Record<string, unknown>[];
+    expect(rows[0]).toMatchObject({ id: 'p1', is_system: 1, third_position_id: 'P-p1', status: 'active', metadata: '{}', extra: '{"future":"x"}' });
+    expect(rows[1]).toMatchObject({ id: 'p2', extra: null });
+    expect(Object.keys(rows[0]!)).not.toContain('raw');
   });
 
   it('applies pages idempotently and keeps tombstones with their status', () => {
@@ -199,10 +201,11 @@ describe('Mirror', () => {
     mirror.applyPage('departments', [dep('d1')]);
     mirror.applyPage('positions', [pos('p1')]);
     const snap = mirror.snapshot();
-    expect(snap.members.byId.size).toBe(5);
-    expect(snap.members.byThirdId.get('E7')!.account_id).toBe('new');
-    expect(snap.members.byThirdId.get('E8')!.account_id).toBe('t2');
-    expect(snap.members.byThirdId.has('')).toBe(false);
+    // Members are read by key and by scan (the snapshot holds departments and positions).
+    expect([...mirror.scanMembers()]).toHaveLength(5);
+    expect(mirror.byThirdId('members', 'E7')!.account_id).toBe('new');
+    expect(mirror.byThirdId('members', 'E8')!.account_id).toBe('t2');
+    expect(mirror.byThirdId('members', '')).toBeUndefined();
     expect(snap.departments.byThirdId.get('T-d1')!.id).toBe('d1');
     expect(snap.positions.byId.get('p1')!.name).toBe('P p1');
   });

@@ -167,7 +167,7 @@ describe('refreshMirror against the emulator', () => {
     expect(members.watermark).toBeUndefined();
     expect(members.lastWalk).toMatchObject({ kind: 'full', completedAt: undefined });
     expect(mirror.state('departments').watermark).toBeDefined();
-    expect(mirror.all('members')).toHaveLength(4); // the first page only
+    expect([...mirror.scanMembers()]).toHaveLength(4); // the first page only
 
     // Meanwhile a member of that first page leaves: the resumed full walk must drop it.
     await writer.deleteMember(org.members[0]!);
@@ -190,11 +190,11 @@ describe('refreshMirror against the emulator', () => {
     expect(mirror.state('members').watermark).toBe(watermark);
     // The first two pages arrived (an incremental walk re-reads from the watermark's whole second, so some of
     // them may be records that did not change); not all eight changes did.
-    const halfway = mirror.all('members').filter((m) => m.title === 'Changed').length;
+    const halfway = [...mirror.scanMembers()].filter((m) => m.title === 'Changed').length;
     expect(halfway).toBeGreaterThan(0);
     expect(halfway).toBeLessThan(8);
     await refresh(reader, { pageSize: 3, overlapSeconds: 0 });
-    expect(mirror.all('members').filter((m) => m.title === 'Changed')).toHaveLength(8);
+    expect([...mirror.scanMembers()].filter((m) => m.title === 'Changed')).toHaveLength(8);
     await expectMirrorMatches(mirror, writer);
   });
 

@@ -246,7 +246,7 @@ describe('calculatePlan: policies and guards', () => {
     expect(plain.changes).toEqual([]);
     expect(plain.withheld.map((w) => [w.change.id, w.change.fields])).toEqual([['members:update:u2', { title: 'New', status: 'suspended' }]]);
     // Owed, but the source no longer asks for it (active now): nothing to complete.
-    const moot = calculatePlan(desired({ members: [{ ...input.members[0]!, status: 'active' }] }), snapshot({ ...base, owedCompletions: new Map([['u2', { status: 'suspended' }]]) }), { ...OPTS, policy: 'create-only' });
+    const moot = calculatePlan(desired({ members: [{ ...[...input.members][0]!, status: 'active' }] }), snapshot({ ...base, owedCompletions: new Map([['u2', { status: 'suspended' }]]) }), { ...OPTS, policy: 'create-only' });
     expect(moot.changes).toEqual([]);
     expect(moot.withheld.map((w) => w.change.id)).toEqual(['members:update:u2']);
   });

@@ -1,6 +1,6 @@
 /** Builders of platform records and desired states for planner unit tests. */
-import type { DesiredState, PlatformDepartment, PlatformMember, PlatformPosition } from '../../src/domain/index.js';
-import type { PlannerSnapshot, PlanOptions } from '../../src/planner/index.js';
+import { memberList, type DesiredMember, type DesiredState, type PlatformDepartment, type PlatformMember, type PlatformPosition } from '../../src/domain/index.js';
+import { listMembers, type PlannerSnapshot, type PlanOptions } from '../../src/planner/index.js';
 
 export const ROOT: PlatformDepartment = dept({ id: 'root', parent_id: '', name: 'Acme', path: '/Acme', depth: 0, third_department_id: '', metadata: {} });
 
@@ -38,19 +38,27 @@ export function position(p: Partial<PlatformPosition> & { id: string; name: stri
   };
 }
 
-export function desired(p: Partial<DesiredState> = {}): DesiredState {
+/** A desired state from lists (members as a list: memberList). */
+export type DesiredLists = Omit<Partial<DesiredState>, 'members'> & { members?: readonly DesiredMember[] };
+
+export function desired(p: DesiredLists = {}): DesiredState {
+  const { members = [], ...rest } = p;
   return {
     departments: [],
     positions: [],
-    members: [],
     quarantine: [],
     provided: { departments: true, positions: true, members: true },
-    ...p,
+    ...rest,
+    members: memberList(members),
   };
 }
 
-export function snapshot(p: Partial<PlannerSnapshot> = {}): PlannerSnapshot {
-  return { departments: [ROOT], positions: [], members: [], ownedMembers: new Map(), ...p };
+/** A snapshot from lists: the platform's members and this sync's ownership records (members/list-table.ts). */
+export type SnapshotLists = Omit<Partial<PlannerSnapshot>, 'members'> & { members?: readonly PlatformMember[]; ownedMembers?: ReadonlyMap<string, string> };
+
+export function snapshot(p: SnapshotLists = {}): PlannerSnapshot {
+  const { members = [], ownedMembers = new Map(), ...rest } = p;
+  return { departments: [ROOT], positions: [], ...rest, members: listMembers(members, ownedMembers) };
 }
 
 /** sync.adopt with every list empty (the schema's default): nothing unowned is adopted. */

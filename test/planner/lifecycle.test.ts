@@ -47,7 +47,7 @@ const read = (timezone: string) =>
 describe('dates from the sources', () => {
   it('reads ISO dates at midnight in timezone:, date-times with an offset as they are; a bad date is quarantined', async () => {
     const state = await read('Europe/Berlin');
-    const by = Object.fromEntries(state.members.map((m) => [m.source_id, m]));
+    const by = Object.fromEntries([...state.members].map((m) => [m.source_id, m]));
     expect(new Date(by.H1!.start_at!).toISOString()).toBe('2026-02-28T23:00:00.000Z');
     expect(by.H1!.start_date).toBe('2026-03-01');
     expect(new Date(by.L1!.end_at!).toISOString()).toBe('2026-01-30T23:00:00.000Z');
@@ -57,7 +57,7 @@ describe('dates from the sources', () => {
       ['B1', 'invalid_date', 'start_date: expected a date like 2026-11-27, got "dd/dd/dddd"'],
     ]);
     const utc = await read('UTC');
-    expect(new Date(utc.members.find((m) => m.source_id === 'H1')!.start_at!).toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    expect(new Date([...utc.members].find((m) => m.source_id === 'H1')!.start_at!).toISOString()).toBe('2026-03-01T00:00:00.000Z');
   });
 
   it('handles daylight saving time and impossible dates', () => {

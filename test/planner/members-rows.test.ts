@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { DesiredMember, PlatformMember } from '../../src/domain/index.js';
 import type { DiffContext } from '../../src/planner/context.js';
 import { pendingContact } from '../../src/planner/index.js';
-import { buildMemberIndex, memberKey } from '../../src/planner/members/member-index.js';
+import { memberKey } from '../../src/planner/members/member-index.js';
+import { listMemberTable } from '../../src/planner/members/list-table.js';
 import { ABSENT_ROWS, classifyLeftover, classifyOwnedAbsent } from '../../src/planner/members/absent-rows.js';
 import { classifyPresent, PRESENT_ROWS } from '../../src/planner/members/present-rows.js';
 import { createMember } from '../../src/planner/members/create-member.js';
@@ -26,7 +27,7 @@ interface Setup {
 
 function setup(s: Setup = {}): { env: MemberEnv; out: MemberResult } {
   const ctx: DiffContext = { syncId: 'hr', opts: OPTS, warnings: [], pending: {}, ...s.ctx };
-  const index = buildMemberIndex(s.desired ?? [], s.live ?? [], new Map(s.owned ?? []));
+  const index = listMemberTable(s.desired ?? [], s.live ?? [], new Map(s.owned ?? [])).lookups();
   const env: MemberEnv = {
     ctx,
     index,
@@ -81,14 +82,14 @@ describe('member table: rows for a member in the source', () => {
     const { env, out } = setup({ live: [annLive], owned: [['u1', 'a1']] });
     PRESENT_ROWS.left_in_source({ row: 'left_in_source', desired: { ...ann, status: 'left' }, live: annLive, ownedAccount: 'a1', by: undefined }, env, out);
     expect(out.removals.map((c) => [c.id, c.op, c.reason, c.request?.method])).toEqual([['members:remove:u1', 'remove', 'status left in the source', 'DELETE']]);
-    expect([...out.taken]).toEqual(['a1']);
+    expect([...(out.taken as Set<string>)]).toEqual(['a1']);
     expect(out.leaving.get('d-eng')).toEqual(['members:remove:u1']);
   });
 
   it('left_not_ours: writes nothing', () => {
     const { env, out } = setup();
     PRESENT_ROWS.left_not_ours({ row: 'left_not_ours', desired: { ...ann, status: 'left' }, live: undefined, ownedAccount: undefined, by: undefined }, env, out);
-    expect([out.upserts, out.removals, out.warnings, [...out.taken]]).toEqual([[], [], [], []]);
+    expect([out.upserts, out.removals, out.warnings, [...(out.taken as Set<string>)]]).toEqual([[], [], [], []]);
   });
 
   it('update_owned: patches only the owned fields that differ, moves and suspends, with the paths of the move', () => {
@@ -108,7 +109,7 @@ describe('member table: rows for a member in the source', () => {
     updateMember(ann, annLive, undefined, env, out);
     expect(out.upserts).toEqual([]);
     expect(out.staying.get('d-eng')).toEqual(['member u1']);
-    expect([...out.handled]).toEqual(['a1']);
+    expect([...(out.handled as Set<string>)]).toEqual(['a1']);
   });
 
   it('update_owned: reports an e-mail the platform cannot patch as unpatchable drift (blocked)', () => {
@@ -156,7 +157,7 @@ describe('member table: rows for a member in the source', () => {
     const { env, out } = setup({ live: [annLive] });
     PRESENT_ROWS.conflict({ row: 'conflict', desired: ann, live: annLive, ownedAccount: undefined, by: undefined }, env, out);
     expect(out.warnings).toEqual([{ code: 'not_owned_conflict', entity: 'members', thirdId: 'u1', platformId: 'a1', blocks: 'not_owned_conflict', message: 'member "Ann" with third_user_id u1 exists but is not owned by this sync (enable sync.adopt.members: [email] or [phone] to take it over); left alone' }]);
-    expect([...out.taken]).toEqual(['a1']);
+    expect([...(out.taken as Set<string>)]).toEqual(['a1']);
     expect(out.upserts).toEqual([]);
   });
 
@@ -222,7 +223,7 @@ describe('member table: removal per sync.member_removal', () => {
     const b = setup({ removalMode: 'suspended' });
     removeMember(suspended, 'u1', 'gone from the source', b.env, b.out);
     expect(b.out.removals).toEqual([]);
-    expect([...b.out.handled]).toEqual(['a1']);
+    expect([...(b.out.handled as Set<string>)]).toEqual(['a1']);
   });
 });
 
@@ -245,7 +246,7 @@ describe('member table: rows for a member absent from the source', () => {
     const { env, out } = setup({ live: [annLive], owned });
     ABSENT_ROWS.gone({ row: 'gone', live: annLive, thirdId: 'u1' }, env, out);
     expect(out.removals.map((c) => [c.id, c.reason])).toEqual([['members:remove:u1', 'gone from the source']]);
-    expect([...out.taken]).toEqual(['a1']);
+    expect([...(out.taken as Set<string>)]).toEqual(['a1']);
   });
 
   it('kept_quarantined: kept with a quarantined_kept warning, staying in a department being deleted', () => {
@@ -259,7 +260,7 @@ describe('member table: rows for a member absent from the source', () => {
   it('kept_not_provided: kept, nothing written', () => {
     const { env, out } = setup({ live: [annLive], owned, provided: false });
     ABSENT_ROWS.kept_not_provided({ row: 'kept_not_provided', live: annLive, thirdId: 'u1' }, env, out);
-    expect([out.removals, out.warnings, [...out.handled]]).toEqual([[], [], ['a1']]);
+    expect([out.removals, out.warnings, [...(out.handled as Set<string>)]]).toEqual([[], [], ['a1']]);
   });
 
   it('classifies live members left over: crashed create gone, not owned in an owned department, staying', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calculatePlan, matchSelector, selectorProblem, selectorProblemMessage, selectPlan } from '../../src/planner/index.js';
+import { calculatePlan, listMembers, matchSelector, selectorProblem, selectorProblemMessage, selectPlan } from '../../src/planner/index.js';
 import { desired, dept, member, OPTS, ROOT, snapshot } from './fixtures.js';
 
 const ids = (p: { changes: { id: string }[] }) => p.changes.map((c) => c.id);
@@ -24,7 +24,7 @@ const DESIRED = desired({
     { source_id: 'u4', display_name: 'Otto', email: 'otto@x.test', department_source_id: 'eng', status: 'suspended' },
   ],
 });
-const PLATFORM = { departments: [ROOT, ENG], positions: [], members: [ANN, BOB], ownedMembers: OWNED };
+const PLATFORM = { departments: [ROOT, ENG], positions: [], members: listMembers([ANN, BOB], OWNED).finder() };
 const PLAN = calculatePlan(DESIRED, snapshot({ departments: [ROOT, ENG], members: [ANN, BOB], ownedMembers: OWNED }), OPTS);
 
 describe('selectPlan', () => {

@@ -42,7 +42,7 @@ describe('CSV options', () => {
     );
     const state = await read([members('sap.csv', { skip_rows: 3, comment: '#', delimiter: 'auto' })], dir);
     expect(state.quarantine).toEqual([]);
-    expect(state.members.map((m) => [m.source_id, m.display_name, m.department_source_id, m.origin!.location])).toEqual([
+    expect([...state.members].map((m) => [m.source_id, m.display_name, m.department_source_id, m.origin!.location])).toEqual([
       ['1001', 'Ada Lovelace', 'Company > Sales > EMEA', 'sap.csv:6'],
       ['1002', 'Turing; Alan', 'Company > Sales', 'sap.csv:7'],
       ['1003', 'Grace Hopper', 'Company > Engineering', 'sap.csv:9'],
@@ -58,7 +58,7 @@ describe('CSV options', () => {
   it('delimiter: auto reads tab and pipe files, also in UTF-16LE, and errors keep their absolute line numbers', async () => {
     writeFileSync(join(dir, 'tab.csv'), iconv.encode('\ufeffPersonnel No\tName\tE-mail\tOrg Unit\n1\tA B\ta@example.com\tX\n', 'utf-16le'));
     const tab = await read([members('tab.csv', { delimiter: 'auto', encoding: 'utf-16le' })], dir);
-    expect(tab.members.map((m) => m.display_name)).toEqual(['A B']);
+    expect([...tab.members].map((m) => m.display_name)).toEqual(['A B']);
     writeFileSync(join(dir, 'pipe.csv'), 'title\nPersonnel No|Name|E-mail|Org Unit\n1|A|a@example.com|X\n2|"B|x"y|b@example.com|X\n');
     const err = await read([members('pipe.csv', { delimiter: 'auto', skip_rows: 1 })], dir).catch((e: Error & { code: string }) => e);
     expect((err as { code: string }).code).toBe('SOURCE_INVALID');

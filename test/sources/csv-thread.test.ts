@@ -103,7 +103,7 @@ describe('CSV files read on a worker thread', () => {
     const got = await outcome([source], dir);
     expect(csvThreads.started - before).toBe(1);
     expect('state' in got && got.state.members.length).toBe(rows.length - 1);
-    expect('state' in got && got.state.members.at(-1)).toEqual({
+    expect('state' in got && [...got.state.members].at(-1)).toEqual({
       source_id: `E${rows.length - 2}`,
       display_name: `Person number ${rows.length - 2} of the test export`,
       email: `person.${rows.length - 2}@example.com`,
@@ -134,7 +134,7 @@ describe('CSV files read on a worker thread', () => {
     csvReading.threadMinBytes = 0;
     const thread = await outcome([source], dir, { phoneCache: slowCache() });
     if (!('state' in here)) throw new Error(here.error.message);
-    expect(here.state.members.at(-1)).toMatchObject({ source_id: 'E19998', origin: { location: 'members.csv:22857' } });
+    expect([...here.state.members].at(-1)).toMatchObject({ source_id: 'E19998', origin: { location: 'members.csv:22857' } });
     expect(here.state.quarantine.at(-1)).toMatchObject({ source_id: 'E19999', reason: 'control_characters', location: 'members.csv:22859' });
     expect(thread).toEqual(here);
   });
@@ -182,7 +182,7 @@ describe('contacts checked as records arrive', () => {
     const source = { name: 'hr', type: 'csv', phone_region: 'US', members: { file: 'members.csv', fields: { id: 'id', display_name: 'name', email: 'email', phone: 'phone', status: 'status' } } };
     const got = await outcome([source], dir);
     if (!('state' in got)) throw new Error(got.error.message);
-    expect(got.state.members.map((m) => m.source_id)).toEqual(['E3', 'E4']);
+    expect([...got.state.members].map((m) => m.source_id)).toEqual(['E3', 'E4']);
     expect(got.state.quarantine.map((q) => [q.source_id, q.reason])).toEqual([
       ['E1', 'duplicate_email'],
       ['E2', 'duplicate_email'],
@@ -198,7 +198,7 @@ describe('contacts checked as records arrive', () => {
     const src = (name: string, file: string) => ({ name, type: 'csv', members: { file, fields: { id: 'id', display_name: 'name', email: 'email' } } });
     const got = await outcome([src('a', 'a.csv'), src('b', 'b.csv')], dir);
     if (!('state' in got)) throw new Error(got.error.message);
-    expect(got.state.members).toEqual([]);
+    expect([...got.state.members]).toEqual([]);
     expect(got.state.quarantine.map((q) => [q.source_id, q.reason, q.message])).toEqual([
       ['E1', 'duplicate_email', 'e-mail "shared@example.com" is also used by member "E2"'],
       ['E2', 'duplicate_email', 'e-mail "shared@example.com" is also used by member "E1"'],

@@ -16,7 +16,7 @@ describe('CSV connector on good data (the issue-4 config)', () => {
       ['P1', 'Engineer'],
       ['P2', 'Manager'],
     ]);
-    const byId = Object.fromEntries(state.members.map((m) => [m.source_id, m]));
+    const byId = Object.fromEntries([...state.members].map((m) => [m.source_id, m]));
     expect(byId.E1).toMatchObject({ display_name: 'Ada Lovelace', email: 'ada@example.com', phone: '+442079460958', title: 'Engineer', department_source_id: 'D3', status: 'active' });
     expect(byId.E1!.origin).toEqual({ source: 'hr', location: 'good/members.csv:2' });
     expect(byId.E2).toMatchObject({ status: 'suspended', department_source_id: 'D1' });
@@ -31,17 +31,17 @@ describe('CSV connector on good data (the issue-4 config)', () => {
   it('reads a semicolon-delimited file with quoted delimiters', async () => {
     const state = await read([{ ...csvSource({ delimiter: ';' }, 'malformed/semicolon.csv', 'malformed/departments-plain.csv'), departments: undefined, positions: undefined }]);
     expect(state.members).toHaveLength(1);
-    expect(state.members[0]!.display_name).toBe('Ada; Countess Lovelace');
+    expect([...state.members][0]!.display_name).toBe('Ada; Countess Lovelace');
     expect(state.provided.departments).toBe(false);
   });
 
   it('reads UTF-16LE and GB18030 files', async () => {
     const u16 = await read([csvSource({ encoding: 'utf-16le', departments: undefined, positions: undefined }, 'malformed/utf16le.csv')]);
-    expect(u16.members.map((m) => m.display_name)).toEqual(['Zoë Løvelace']);
+    expect([...u16.members].map((m) => m.display_name)).toEqual(['Zoë Løvelace']);
     const gb = await read([csvSource({ encoding: 'gb18030', departments: undefined, positions: undefined }, 'malformed/gb18030.csv')]);
-    expect(gb.members.map((m) => m.display_name)).toEqual(['张 伟', '李 娜']);
+    expect([...gb.members].map((m) => m.display_name)).toEqual(['张 伟', '李 娜']);
     const gbk = await read([csvSource({ encoding: 'gbk', departments: undefined, positions: undefined }, 'malformed/gb18030.csv')]);
-    expect(gbk.members.map((m) => m.display_name)).toEqual(['张 伟', '李 娜']);
+    expect([...gbk.members].map((m) => m.display_name)).toEqual(['张 伟', '李 娜']);
   });
 
   it('derives departments from a path column', async () => {
@@ -63,7 +63,7 @@ describe('CSV connector on good data (the issue-4 config)', () => {
       ['Engineering > Platform > SRE', 'SRE', 'Engineering > Platform'],
       ['Sales', 'Sales', undefined],
     ]);
-    expect(state.members.map((m) => m.department_source_id)).toEqual(['Engineering > Platform > SRE', 'Sales', 'Engineering', undefined]);
+    expect([...state.members].map((m) => m.department_source_id)).toEqual(['Engineering > Platform > SRE', 'Sales', 'Engineering', undefined]);
     expect(state.provided.departments).toBe(true);
     expect(reasons(state)).toEqual([]);
   });
@@ -73,7 +73,7 @@ describe('CSV connector on good data (the issue-4 config)', () => {
       { name: 'hr', type: 'csv', header: false, delimiter: ';', quote: "'", members: { file: 'good/no-header.csv', fields: { id: '1', display_name: '2', email: '3' } } },
     ]);
     expect(state.quarantine).toEqual([]);
-    expect(state.members.map((m) => [m.source_id, m.display_name, m.email, m.origin!.location])).toEqual([
+    expect([...state.members].map((m) => [m.source_id, m.display_name, m.email, m.origin!.location])).toEqual([
       ['E1', 'Ada; the Countess', 'ada@example.com', 'good/no-header.csv:1'],
       ['E2', 'Alan', 'alan@example.com', 'good/no-header.csv:2'],
     ]);

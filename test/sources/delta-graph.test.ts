@@ -64,7 +64,7 @@ async function deltaAndFull(): Promise<{ delta: unknown[]; full: unknown[]; mode
     const session = new DeltaSession({ store: new SourceSnapshotStore(db), sources: config.sources, timezone: config.timezone, clock: systemClock, logger: silentLogger, fullRead: false, keep: false });
     const byDelta = await readSourcesReport(config, { env: ENV, logger: silentLogger, delta: session });
     const inFull = await readSourcesReport(config, { env: ENV, logger: silentLogger });
-    return { delta: comparable(byDelta.state.members), full: comparable(inFull.state.members), mode: byDelta.sources[0]!.read?.mode };
+    return { delta: comparable([...byDelta.state.members]), full: comparable([...inFull.state.members]), mode: byDelta.sources[0]!.read?.mode };
   } finally {
     db.close();
   }

@@ -163,9 +163,9 @@ describe('source snapshot store', () => {
         ['entra', 'other'],
       );
       db.prepare(
-        `INSERT INTO mirror_members (account_id, display_name, email, phone, third_user_id, title, department_id, status, roles, updated_at, updated_ms, raw)
-         VALUES ('acc-1', 'Lars Okafor', 'lars.okafor@acme.test', '', 'u1', '', '', 'left', '[]', '', 0, ?)`,
-      ).run(JSON.stringify({ id: 'acc-1', display_name: 'Lars Okafor', email: 'lars.okafor@acme.test', phone: '', third_user_id: 'u1' }));
+        `INSERT INTO mirror_members (account_id, display_name, email, phone, third_user_id, title, department_id, status, roles, updated_at, updated_ms)
+         VALUES ('acc-1', 'Lars Okafor', 'lars.okafor@acme.test', '', 'u1', '', '', 'left', '[]', '', 0)`,
+      ).run();
       forgetPerson(db, { sourceIds: ['u1'], platformIds: ['acc-1'] }, 1000);
       expect([store.head('entra'), store.count('entra'), store.count('other')]).toEqual([undefined, 0, 1]);
     } finally {

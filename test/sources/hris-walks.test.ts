@@ -127,7 +127,7 @@ describe('short reads: a stated total that does not arrive fails the read', () =
   it('SCIM: walks startIndex/count until totalResults', async () => {
     seen.length = 0;
     const state = await read([src({ url: `${base}/scim/Users`, pagination: { type: 'scim', count: 4 } })]);
-    expect(state.members.map((m) => m.source_id)).toEqual(people.map((p) => p.id));
+    expect([...state.members].map((m) => m.source_id)).toEqual(people.map((p) => p.id));
     expect(seen.map((s) => s.url)).toEqual(['/scim/Users?startIndex=1&count=4', '/scim/Users?startIndex=5&count=4', '/scim/Users?startIndex=9&count=4']);
   });
 
@@ -148,7 +148,7 @@ describe('short reads: a stated total that does not arrive fails the read', () =
     seen.length = 0;
     const state = await read([src({ url: `${base}/odata-v2/User`, pagination: { type: 'odata' } })]);
     expect(state.members).toHaveLength(10);
-    expect(state.members[5]!.origin).toEqual({ source: 'hr', location: `${base}/odata-v2/User?$skip=[redacted]#$.d.results[0]` });
+    expect([...state.members][5]!.origin).toEqual({ source: 'hr', location: `${base}/odata-v2/User?$skip=[redacted]#$.d.results[0]` });
   });
 
   it('total_path on any pagination kind', async () => {
@@ -212,7 +212,7 @@ describe('wrong JSON types quarantine the record with the field, the type found 
         { departments: { file: 'hris/departments.json', items_path: 'data', fields: { id: 'id', name: 'name' } } },
       ),
     ]);
-    expect(state.members.map((m) => m.source_id)).toEqual(['ok1', '7']);
+    expect([...state.members].map((m) => m.source_id)).toEqual(['ok1', '7']);
     const byId = Object.fromEntries(state.quarantine.filter((q) => q.entity === 'members').map((q) => [q.source_id, [q.reason, q.message]]));
     expect(byId).toMatchObject({
       'bad-array': ['wrong_type', 'display_name: name is an array, expected a string, number or boolean'],

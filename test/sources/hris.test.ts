@@ -81,10 +81,10 @@ describe('HRIS JSON over HTTP', () => {
     requests.length = 0;
     const state = await read([source({ url: `${base}/next`, items_path: 'data.employees', pagination: { type: 'next-link', next_path: 'links.next' } })]);
     expect(state.quarantine).toEqual([]);
-    expect(state.members.map((m) => m.source_id)).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7']);
-    expect(state.members[0]).toMatchObject({ display_name: 'First1 Last1', email: 'p1@example.com', department_source_id: 'D1', status: 'active' });
-    expect(state.members[6]!.status).toBe('left');
-    expect(state.members[3]!.origin).toEqual({ source: 'hris', location: `${base}/next?p=[redacted]#$.data.employees[0]` });
+    expect([...state.members].map((m) => m.source_id)).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7']);
+    expect([...state.members][0]).toMatchObject({ display_name: 'First1 Last1', email: 'p1@example.com', department_source_id: 'D1', status: 'active' });
+    expect([...state.members][6]!.status).toBe('left');
+    expect([...state.members][3]!.origin).toEqual({ source: 'hris', location: `${base}/next?p=[redacted]#$.data.employees[0]` });
     expect(state.departments.map((d) => [d.source_id, d.parent_source_id])).toEqual([
       ['D1', undefined],
       ['D2', 'D1'],

@@ -52,7 +52,7 @@ describe('oauth2-client-credentials', () => {
       const state = await readWith(clock, [
         { name: 'hr', type: 'hris-json', auth: { type: 'oauth2-client-credentials', token_url: v.tokenUrl, client_id: 'client-1', client_secret: 'sekret-value', scope: 'api.read' }, members: members(v) },
       ]);
-      expect(state.members.map((m) => m.source_id)).toEqual(people.map((p) => p.id));
+      expect([...state.members].map((m) => m.source_id)).toEqual(people.map((p) => p.id));
       expect(v.issued).toHaveLength(2);
       expect(v.rejected).toBe(0);
       const api = v.requests.filter((r) => r.path === '/api/people');

@@ -103,7 +103,7 @@ describe.skipIf(!run)('LDAP profiles: account expiry as end_date on a real slapd
 
   it('active-directory: accountExpires (FILETIME) is the end; 0 and 2^63-1 are never; userAccountControl still suspends', async () => {
     const state = await read([ad()]);
-    const by = Object.fromEntries(state.members.map((m) => [m.display_name, m]));
+    const by = Object.fromEntries([...state.members].map((m) => [m.display_name, m]));
     expect(by['Expired Ed']).toMatchObject({ end_at: JAN31, end_date: '2026-01-31T00:00:00.000Z', status: 'active' });
     expect(by['Future Fay']).toMatchObject({ end_at: Y2030 });
     expect(by['Never Ned']!.end_at).toBeUndefined();
@@ -113,7 +113,7 @@ describe.skipIf(!run)('LDAP profiles: account expiry as end_date on a real slapd
 
   it('openldap: shadowExpire (days since 1970) is the end; -1 is never', async () => {
     const state = await read([ol()]);
-    const by = Object.fromEntries(state.members.map((m) => [m.source_id, m]));
+    const by = Object.fromEntries([...state.members].map((m) => [m.source_id, m]));
     expect(by.sam).toMatchObject({ end_at: JAN31, end_date: '2026-01-31' });
     expect(by.tia).toMatchObject({ end_at: Y2030, end_date: '2030-01-01' });
     expect(by.uma!.end_at).toBeUndefined();
@@ -121,16 +121,16 @@ describe.skipIf(!run)('LDAP profiles: account expiry as end_date on a real slapd
 
   it('a mapped end_date field wins over the profile\'s attribute', async () => {
     const state = await read([{ ...ol(), members: { fields: { end_date: 'description' } } }]);
-    expect(state.members.find((m) => m.source_id === 'sam')!.end_at).toBeUndefined();
+    expect([...state.members].find((m) => m.source_id === 'sam')!.end_at).toBeUndefined();
   });
 
   it('the ended rule removes the expired account on its date, with the directory still listing it', async () => {
     const state = await read([ad()]);
-    const live = state.members.map((m, i) => member({ account_id: `a${i}`, display_name: m.display_name, email: m.email ?? '', third_user_id: m.source_id, status: m.status === 'suspended' ? 'suspended' : 'active' }));
+    const live = [...state.members].map((m, i) => member({ account_id: `a${i}`, display_name: m.display_name, email: m.email ?? '', third_user_id: m.source_id, status: m.status === 'suspended' ? 'suspended' : 'active' }));
     const owned = new Map(live.map((m) => [m.third_user_id, m.account_id]));
     const clock = new ManualClock(JAN31 - 1);
     const plan = () =>
-      calculatePlan(desiredState({ members: state.members, provided: { departments: false, positions: false, members: true } }), snapshot({ members: live, ownedMembers: owned }), {
+      calculatePlan(desiredState({ members: [...state.members], provided: { departments: false, positions: false, members: true } }), snapshot({ members: live, ownedMembers: owned }), {
         ...OPTS,
         now: clock.now(),
         lifecycle: lifecycleOptionsFrom({ lifecycle: { create_days_before_start: 0, end_action: 'remove' } }),

@@ -63,7 +63,7 @@ describe.skipIf(!run)('LDAP: a paged search answered without the paged-results c
 
   it('pages normally for a user the server pages for (three pages of at most three)', async () => {
     const state = await read([src('uid=reader,dc=example,dc=org', 'reader-pass')]);
-    expect(state.members.map((m) => m.source_id).sort()).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']);
+    expect([...state.members].map((m) => m.source_id).sort()).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']);
   });
 
   it('a server that refuses paging for the user fails the search', async () => {

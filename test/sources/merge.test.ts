@@ -21,7 +21,7 @@ const contacts = (extra: Record<string, unknown> = {}) => ({
 describe('several sources merged per entity by source id', () => {
   it('fills fields from the second source; the first wins where both have a value', async () => {
     const state = await read([hr, contacts()]);
-    const m = Object.fromEntries(state.members.map((x) => [x.source_id, x]));
+    const m = Object.fromEntries([...state.members].map((x) => [x.source_id, x]));
     expect(m.E1).toMatchObject({ display_name: 'Ada Lovelace', email: 'ada@example.org', phone: '+442079460958', title: 'Engineer', department_source_id: 'D1', status: 'active' });
     expect(m.E1!.origin).toEqual({ source: 'hr', location: 'good/members-no-contact.csv:2', fieldSources: { display_name: 'hr', title: 'hr', department_source_id: 'hr', status: 'hr', email: 'directory', phone: 'directory' } });
     expect(m.E2).toMatchObject({ email: 'alan@example.org', title: 'Cryptanalyst', status: 'suspended' });
@@ -33,14 +33,14 @@ describe('several sources merged per entity by source id', () => {
 
   it('authoritative_fields lets the later source win a field', async () => {
     const state = await read([hr, contacts({ authoritative_fields: ['members.title'] })]);
-    const m = Object.fromEntries(state.members.map((x) => [x.source_id, x]));
+    const m = Object.fromEntries([...state.members].map((x) => [x.source_id, x]));
     expect(m.E1!.title).toBe('Chief Engineer');
     expect(m.E3!).toBeUndefined();
   });
 
   it('the first source in config order wins by default', async () => {
     const state = await read([contacts(), hr]);
-    const m = Object.fromEntries(state.members.map((x) => [x.source_id, x]));
+    const m = Object.fromEntries([...state.members].map((x) => [x.source_id, x]));
     expect(m.E1!.title).toBe('Chief Engineer');
     expect(m.E1!.origin!.source).toBe('directory');
   });

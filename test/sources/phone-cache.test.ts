@@ -58,7 +58,7 @@ async function run(store: PhoneCacheStore, mayWrite = true) {
   const state = await readWithPhoneCache(store, () => mayWrite, silentLogger, (phoneCache) =>
     readDesiredState(sourcesConfig([SOURCE], dir), { env: {}, logger: silentLogger, clock: instantClock, phoneCache }),
   );
-  return Object.fromEntries(state.members.map((m) => [m.source_id, m.phone ?? null]));
+  return Object.fromEntries([...state.members].map((m) => [m.source_id, m.phone ?? null]));
 }
 
 describe('the phone cache', () => {

@@ -47,7 +47,7 @@ const DROPPED = (raw: string) => `invalid phone "${raw}": phone dropped, the mem
 describe('phone_policy: drop (the default)', () => {
   it('drops an invalid phone beside a valid e-mail, takes the first valid alternative, and quarantines a member left without contact', async () => {
     const s = await read([source()], dir);
-    expect(Object.fromEntries(s.members.map((m) => [m.source_id, [m.email ?? null, m.phone ?? null]]))).toEqual({
+    expect(Object.fromEntries([...s.members].map((m) => [m.source_id, [m.email ?? null, m.phone ?? null]]))).toEqual({
       E1: ['ann@acme.test', null],
       E2: ['bob@acme.test', '+14155550132'],
       // The first alternative is invalid, the second valid: the second wins.
@@ -129,7 +129,7 @@ describe('phone_policy: drop (the default)', () => {
 describe('phone_policy: quarantine', () => {
   it('quarantines a member whose phone is invalid even with a valid e-mail; the first valid alternative still wins', async () => {
     const s = await read([source({ phone_policy: 'quarantine' })], dir);
-    expect(s.members.map((m) => [m.source_id, m.phone ?? null])).toEqual([
+    expect([...s.members].map((m) => [m.source_id, m.phone ?? null])).toEqual([
       ['E2', '+14155550132'],
       ['E4', '+15107293926'],
       ['E5', '+15107293927'],

@@ -4,6 +4,7 @@
  * endpoint where the vendor has one, with tokens that die in the middle of the walk), read by configuration alone
  * (`preset:` + `base_url` + `auth`) through `orgsync sources check` and `orgsync sync` against the emulator.
  */
+import { membersOf } from './support.js';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair, importSPKI } from 'jose';
@@ -323,7 +324,7 @@ describe('presets: the rules real payloads need', () => {
       { id: 'U3', emails: [{ value: 'not-an-address' }], userName: 'u3@example.org' },
       { id: 'U4', emails: [], userName: 'jdoe' },
     ]);
-    expect(b.members.map((m) => [m.source_id, m.email, m.phone])).toEqual([
+    expect(membersOf(b).map((m) => [m.source_id, m.email, m.phone])).toEqual([
       ['U1', 'lena.meyer@example.org', undefined],
       ['U2', undefined, '+12065550199'],
       ['U4', undefined, undefined],
@@ -335,12 +336,12 @@ describe('presets: the rules real payloads need', () => {
     const fields = { id: 'id', display_name: 'id', email: 'email', status: ['internal.status', '"/internal/status".value'] };
     const recs = [{ id: 'B1', email: 'b1@example.org', internal: { status: 'Active' } }, { id: 'B2', email: 'b2@example.org', '/internal/status': { value: 'Inactive' } }, { id: 'B3', email: 'b3@example.org' }];
     const strict = collect({ fields, status_map: { Active: 'active', Inactive: 'left' }, require_status: 'grant read access to internal.status' }, recs);
-    expect(strict.members.map((m) => [m.source_id, m.status])).toEqual([['B1', 'active'], ['B2', 'left']]);
+    expect(membersOf(strict).map((m) => [m.source_id, m.status])).toEqual([['B1', 'active'], ['B2', 'left']]);
     expect(strict.quarantine.map((q) => [q.source_id, q.reason, q.message])).toEqual([
       ['B3', 'missing_status', 'status: the record has no internal.status / "/internal/status".value; a record without a status is never taken as active: grant read access to internal.status'],
     ]);
     const lenient = collect({ fields, status_map: { Active: 'active', Inactive: 'left' }, require_status: false }, recs);
-    expect(lenient.members.map((m) => [m.source_id, m.status])).toEqual([['B1', 'active'], ['B2', 'left'], ['B3', undefined]]);
+    expect(membersOf(lenient).map((m) => [m.source_id, m.status])).toEqual([['B1', 'active'], ['B2', 'left'], ['B3', undefined]]);
   });
 
   it('google-workspace: archived is suspended by default, preset_options.archived overrides; orgUnitPath slashes do not matter', async () => {
@@ -357,10 +358,10 @@ describe('presets: the rules real payloads need', () => {
       { id: '3', primaryEmail: 'c@x.org', name: { fullName: 'C' }, suspended: true, archived: true, orgUnitPath: '/' },
     ];
     const byDefault = collect(source(''), users);
-    expect(byDefault.members.map((m) => [m.source_id, m.status, m.department_source_id])).toEqual([['1', 'suspended', 'Sales/EMEA'], ['2', 'active', 'Sales/EMEA'], ['3', 'suspended', undefined]]);
+    expect(membersOf(byDefault).map((m) => [m.source_id, m.status, m.department_source_id])).toEqual([['1', 'suspended', 'Sales/EMEA'], ['2', 'active', 'Sales/EMEA'], ['3', 'suspended', undefined]]);
     expect(byDefault.departments.map((d) => d.source_id)).toEqual(['Sales', 'Sales/EMEA']);
     const asLeft = collect(source('    preset_options: { archived: left }\n'), users);
-    expect(asLeft.members.map((m) => [m.source_id, m.status])).toEqual([['1', 'left'], ['2', 'active'], ['3', 'left']]);
+    expect(membersOf(asLeft).map((m) => [m.source_id, m.status])).toEqual([['1', 'left'], ['2', 'active'], ['3', 'left']]);
   });
 
   it('preset_options a preset does not take are config errors naming the ones it does', async () => {

@@ -3,6 +3,7 @@
  * with the candidate of its spec that gave the value, the phone's candidates in the order they are tried, and a
  * record's values are the same with and without a trace.
  */
+import { membersOf } from './support.js';
 import { describe, expect, it } from 'vitest';
 import { SourceCollector, type MappingTrace, type SourceMappingOptions } from '../../src/desired/index.js';
 
@@ -28,10 +29,10 @@ describe('the mapping trace', () => {
       ['members', 'phone', 'work', '(415) 555-0101'],
       ['members', 'status', 'state', 'on'],
     ]);
-    const traced = collector.finish().members;
+    const traced = membersOf(collector.finish());
     const plain = new SourceCollector(options());
     plain.addMember((n) => record[n], 'people.csv:2');
-    expect(traced).toEqual(plain.finish().members);
+    expect(traced).toEqual(membersOf(plain.finish()));
     expect(traced[0]).toMatchObject({ display_name: 'Ann Lee', email: 'ann@example.com', phone: '+14155550101', status: 'active' });
   });
 

@@ -7,7 +7,8 @@ import type { Config } from '../../src/config/schema.js';
 import { readDesiredState } from '../../src/sources/index.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import type { Clock } from '../../src/shared/clock.js';
-import type { DesiredState } from '../../src/domain/desired.js';
+import type { DesiredState, SourceMember } from '../../src/domain/desired.js';
+import type { SourceBatch } from '../../src/desired/index.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/sources/', import.meta.url));
 /** Small copies of public data (origins and licences in test/fixtures/README.md). */
@@ -46,4 +47,17 @@ export function csvSource(over: Record<string, unknown> = {}, members = 'good/me
     },
     ...over,
   };
+}
+
+/** One source's members, as its read staged them, in order. */
+export function membersOf(batch: SourceBatch): SourceMember[] {
+  const out: SourceMember[] = [];
+  for (const window of batch.stage.windows()) for (const s of window) if (s.rank === batch.rank) out.push(s.member);
+  return out;
+}
+
+/** A batch as a plain value (its staged members in place of the stage), for comparing two reads. */
+export function plainBatch(batch: SourceBatch): Omit<SourceBatch, 'stage'> & { members: SourceMember[] } {
+  const { stage: _stage, ...rest } = batch;
+  return { ...rest, members: membersOf(batch) };
 }

@@ -64,7 +64,7 @@ describe('orgsync explain', () => {
   });
 
   it('says what the next plan would do and why', async () => {
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.map((m) => (m.source_id === 'u2' ? { ...m, display_name: 'Robert Roy' } : m)) });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].map((m) => (m.source_id === 'u2' ? { ...m, display_name: 'Robert Roy' } : m)) });
     const r = await cli('explain', '--config', config, 'u2');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('next plan:  update: update member "Bob Roy" (display_name) (why: display_name differs from the source)');
@@ -114,7 +114,7 @@ describe('orgsync adopt / release', () => {
     expect((await cli('adopt', '--config', config, '--match', 'email')).stdout).toBe('Nothing to adopt.\n');
 
     // Owned now: a change in the source reaches it.
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.map((m) => (m.source_id === 'u4' ? { ...m, display_name: 'Hank Handel' } : m)) });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].map((m) => (m.source_id === 'u4' ? { ...m, display_name: 'Hank Handel' } : m)) });
     expect((await cli('sync', '--config', config)).code).toBe(0);
     expect((await member('u4'))?.display_name).toBe('Hank Handel');
 
@@ -123,7 +123,7 @@ describe('orgsync adopt / release', () => {
     expect(released.stdout).toMatch(/Would release 1 record\(s\):\n {2}- members u4 "Hank Handel"/);
     expect(released.stdout).toContain('Released 1 record(s) (nothing on the platform was deleted).');
     // Released: the sync leaves it alone, even when it is gone from the source.
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.filter((m) => m.source_id !== 'u4') });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].filter((m) => m.source_id !== 'u4') });
     const after = await cli('sync', '--config', config, '--output', 'json');
     expect(JSON.parse(after.stdout).applied.members.remove).toBe(0);
     const hankAfter = await member('u4');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import type { Change } from '../../src/domain/index.js';
 import { configScope, createTrustFilter, describeScopeChange, findSourceShrink, scopeFingerprint } from '../../src/planner/trust/index.js';
-import { org } from '../e2e/harness.js';
+import { desiredOf, org } from '../e2e/harness.js';
 
 const cfg = (sync: string, sources = ''): ReturnType<typeof parseConfig> =>
   parseConfig(`platform:\n  base_url: http://127.0.0.1:1\n  api_key: ek_x\nsync:\n  ${sync}\n${sources}`, '/tmp/orgsync.yaml', {});
@@ -58,7 +58,7 @@ describe('scope guard', () => {
 
 describe('trust filter', () => {
   const desired = org({ members: [['u1', 'A', 'a@x.test']] });
-  const base = { desired, lastSnapshot: {}, maxShrinkPercent: 10, missingBefore: new Map(), grace: { kind: 'none' as const }, currentScope: {}, now: Date.UTC(2026, 0, 1) };
+  const base = { desired: desiredOf(desired), lastSnapshot: {}, maxShrinkPercent: 10, missingBefore: new Map(), grace: { kind: 'none' as const }, currentScope: {}, now: Date.UTC(2026, 0, 1) };
   const threshold = { owned: { members: 10, departments: 2, positions: 0 }, threshold: { max_count: 500, max_percent: 20 } };
 
   it('withholds what depends on a removal inside its grace period', () => {
@@ -77,7 +77,7 @@ describe('trust filter', () => {
     expect(findSourceShrink({ members: 4 }, { members: 5 }, 10)).toEqual([]);
     expect(findSourceShrink({ members: 3, departments: 2 }, { members: 5, departments: 2 }, 10)).toEqual([{ entity: 'members', previous: 5, current: 3, dropPercent: 40 }]);
     const changes = [removal('members', 'u7'), removal('members', 'u8'), removal('members', 'u9')];
-    const filter = createTrustFilter({ ...base, lastSnapshot: { members: 10 }, desired: { ...desired, members: desired.members.concat(Array.from({ length: 6 }, (_, i) => ({ ...desired.members[0]!, source_id: `x${i}` }))) } });
+    const filter = createTrustFilter({ ...base, lastSnapshot: { members: 10 }, desired: desiredOf({ ...desired, members: [...desired.members].concat(Array.from({ length: 6 }, (_, i) => ({ ...desired.members[0]!, source_id: `x${i}` }))) }) });
     const r = filter(changes, threshold);
     expect(r.refusal?.guard).toBe('delete_threshold');
     expect(r.refusal?.message).toMatch(/over sync\.delete_threshold.*; also, the sources shrank against the last good read: members 10 -> 7 \(-30%\)/);
@@ -85,7 +85,7 @@ describe('trust filter', () => {
     const lenient = filter(changes, { ...threshold, threshold: { max_count: 500, max_percent: 100 } });
     expect(lenient.refusal?.guard).toBe('source_shrink');
     expect(lenient.kept).toEqual([]);
-    const allowed = createTrustFilter({ ...base, lastSnapshot: { members: 10 }, allowDeletes: 3, desired: { ...desired, members: Array.from({ length: 7 }, (_, i) => ({ ...desired.members[0]!, source_id: `x${i}` })) } });
+    const allowed = createTrustFilter({ ...base, lastSnapshot: { members: 10 }, allowDeletes: 3, desired: desiredOf({ ...desired, members: Array.from({ length: 7 }, (_, i) => ({ ...desired.members[0]!, source_id: `x${i}` })) }) });
     expect(allowed(changes, { ...threshold, allowDeletes: 3 }).refusal).toBeUndefined();
   });
 });

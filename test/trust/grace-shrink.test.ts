@@ -1,7 +1,6 @@
 /** Grace period and shrink guard end to end: runOnce against the emulator over loopback, time from a set clock. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DesiredState } from '../../src/domain/index.js';
-import { org } from '../e2e/harness.js';
+import { org, type OrgState } from '../e2e/harness.js';
 import { TrustWorld } from './harness.js';
 
 const HOUR = 3_600_000;
@@ -9,7 +8,7 @@ const TEN = org({
   departments: [['eng', 'Engineering']],
   members: Array.from({ length: 10 }, (_, i) => [`u${i}`, `Person ${i}`, `p${i}@acme.test`, 'eng'] as [string, string, string, string]),
 });
-const without = (d: DesiredState, ...ids: string[]): DesiredState => ({ ...d, members: d.members.filter((m) => !ids.includes(m.source_id)) });
+const without = (d: OrgState, ...ids: string[]): OrgState => ({ ...d, members: [...d.members].filter((m) => !ids.includes(m.source_id)) });
 
 let t: TrustWorld | undefined;
 afterEach(async () => {
@@ -84,7 +83,7 @@ describe('grace period (sync.removal_grace)', () => {
   it('a member marked left in the source is removed at once (an explicit leave is no disappearance)', async () => {
     t = await TrustWorld.start('id: hr-sync\n  delete_threshold: { max_count: 500, max_percent: 100 }\n  removal_grace: 7d');
     await t.run(TEN);
-    const left: DesiredState = { ...TEN, members: TEN.members.map((m) => (m.source_id === 'u1' ? { ...m, status: 'left' as const } : m)) };
+    const left: OrgState = { ...TEN, members: [...TEN.members].map((m) => (m.source_id === 'u1' ? { ...m, status: 'left' as const } : m)) };
     const r = await t.run(left);
     expect(r.plan.changes.map((c) => c.id)).toEqual(['members:remove:u1']);
     expect(await memberStatus('u1')).toBeUndefined();

@@ -4,11 +4,10 @@
  */
 import { runOnce, type RunOnceOptions, type RunSummary } from '../../src/daemon/run-once.js';
 import { createRunTrust } from '../../src/daemon/trust.js';
-import type { DesiredState } from '../../src/domain/index.js';
 import { TrustStateStore } from '../../src/mirror/trust-state.js';
 import { systemClock, type Clock } from '../../src/shared/clock.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { SyncWorld } from '../e2e/harness.js';
+import { desiredOf, SyncWorld, type OrgState } from '../e2e/harness.js';
 
 /** A clock whose `now` only moves when the test says so. */
 export class SettableClock implements Clock {
@@ -38,7 +37,7 @@ export class TrustWorld {
     return new TrustStateStore(this.world.db, this.world.config.sync.id);
   }
 
-  run(desired: DesiredState, options: Partial<RunOnceOptions> = {}): Promise<RunSummary> {
+  run(desired: OrgState, options: Partial<RunOnceOptions> = {}): Promise<RunSummary> {
     const w = this.world;
     return runOnce(
       {
@@ -48,7 +47,7 @@ export class TrustWorld {
         ownership: w.ownership,
         logger: silentLogger,
         clock: this.clock,
-        readDesiredState: async () => structuredClone(desired),
+        readDesiredState: async () => desiredOf(structuredClone(desired)),
         trust: createRunTrust(this.trustStore, w.config),
       },
       { mode: 'apply', ...options },

@@ -81,7 +81,7 @@ describe('orgsync plan --out / orgsync apply', () => {
 
   it('refuses (exit 2, nothing written) a saved plan when the sources changed since', async () => {
     expect((await cli('plan', '--config', config, '--out', planFile)).code).toBe(0);
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.slice(0, 2) });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].slice(0, 2) });
     const r = await cli('apply', planFile, '--config', config);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/the sources changed since the plan was made/);
@@ -110,7 +110,7 @@ describe('orgsync plan --out / orgsync apply', () => {
 
   it('refuses to apply a plan that a guard refused when it was made (exit 3)', async () => {
     expect((await cli('sync', '--config', config)).code).toBe(0);
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.slice(0, 1) });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].slice(0, 1) });
     const planned = await cli('plan', '--config', config, '--out', planFile);
     expect(planned.code).toBe(3);
     const before = await writeCalls(emulator);
@@ -129,7 +129,7 @@ describe('orgsync plan --detailed-exitcode', () => {
     const inSync = await cli('plan', '--config', config, '--detailed-exitcode', '--output', 'json');
     expect(inSync.code).toBe(0);
     expect(JSON.parse(inSync.stdout).in_sync).toBe(true);
-    writeCsvOrg(dir, { ...TREE, members: TREE.members.map((m) => (m.source_id === 'u1' ? { ...m, display_name: 'Ann Lee-Smith' } : m)) });
+    writeCsvOrg(dir, { ...TREE, members: [...TREE.members].map((m) => (m.source_id === 'u1' ? { ...m, display_name: 'Ann Lee-Smith' } : m)) });
     expect((await cli('plan', '--config', config, '--detailed-exitcode')).code).toBe(5);
   });
 });

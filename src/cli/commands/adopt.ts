@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { openMemberStage } from '../../mirror/member-stage.js';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
@@ -43,7 +44,7 @@ Examples:
           try {
             const deps = ownershipDeps(env, ctx);
             await refreshForOwnership(deps);
-            const desired = await readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, signal: ctx.shutdownSignal });
+            const desired = await readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, signal: ctx.shutdownSignal, stage: openMemberStage(env.db) });
             const entities: EntityKind[] = opts.entity !== undefined ? [opts.entity] : opts.match === 'third-id' ? ['members', 'departments', 'positions'] : ['members'];
             const actions = entities.flatMap((entity) => planAdoption(deps, desired, opts.match, entity));
             const ambiguous = ambiguousEntities('adopt', '--match third-id', actions);

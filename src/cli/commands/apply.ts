@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { openMemberStage } from '../../mirror/member-stage.js';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../../config/load.js';
@@ -53,7 +54,7 @@ Examples:
                 trust: new TrustStateStore(env.db, config.sync.id),
                 logger: env.logger,
                 clock: env.clock,
-                readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, ...(signal ? { signal } : {}) }),
+                readDesiredState: (signal) => readDesiredState(config, { env: ctx.env, logger: env.logger, clock: env.clock, stage: openMemberStage(env.db), ...(signal ? { signal } : {}) }),
                 signal: ctx.shutdownSignal,
                 observer: progress.observer,
                 callStats: env.callStats,

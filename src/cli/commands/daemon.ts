@@ -68,7 +68,7 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
       },
       pendingApprovals: () => env.approvals.open().map(approvalJson),
       ...(tokenFile ? { triggerToken: () => readTriggerToken(tokenFile, env.logger) } : {}),
-      recordHistory: (selector) => records.entries(historyKeysFor(selector, env.mirror, env.ownership.ownedMembers())).map(historyJson),
+      recordHistory: (selector) => records.entries(historyKeysFor(selector, env.mirror, env.ownership)).map(historyJson),
       listenerSecurity: listenerSecurityOf(config, env.logger),
     });
   } finally {

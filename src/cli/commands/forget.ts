@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { privateMemberStage } from '../../mirror/member-stage.js';
 import type { Command } from 'commander';
 import { loadConfig, resolveConfigPath } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
@@ -16,19 +17,23 @@ import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 
 /** The person's source ids and platform ids: the selector as `orgsync history` reads it, completed both ways. */
-function targetOf(selector: string, mirror: Mirror, owned: ReadonlyMap<string, string>): ForgetTarget & { emails: string[]; live: string[] } {
+function targetOf(selector: string, mirror: Mirror, owned: OwnershipStore): ForgetTarget & { emails: string[]; live: string[] } {
   const keys = historyKeysFor(selector, mirror, owned);
   const sourceIds = new Set(keys.sourceIds);
   const platformIds = new Set<string>();
   const emails = new Set<string>();
   const live: string[] = [];
-  for (const id of sourceIds) if (owned.has(id)) platformIds.add(owned.get(id)!);
-  for (const m of mirror.all('members')) {
+  for (const id of sourceIds) {
+    const account = owned.accountOf(id);
+    if (account !== undefined) platformIds.add(account);
+  }
+  // One pass over the mirror's members, a window at a time.
+  for (const m of mirror.scanMembers()) {
     if (!(keys.platformIds.includes(m.account_id) || sourceIds.has(m.third_user_id) || platformIds.has(m.account_id))) continue;
     platformIds.add(m.account_id);
     if (m.third_user_id) sourceIds.add(m.third_user_id);
     if (m.email) emails.add(m.email.toLowerCase());
-    if (m.status !== TOMBSTONE_STATUS.members && [...owned.values()].includes(m.account_id)) live.push(m.account_id);
+    if (m.status !== TOMBSTONE_STATUS.members && owned.sourceIdOfAccount(m.account_id) !== undefined) live.push(m.account_id);
   }
   return { sourceIds: [...sourceIds], platformIds: [...platformIds], emails: [...emails], live };
 }
@@ -72,12 +77,12 @@ async function forget(selector: string, config: Config, ctx: CliContext): Promis
   const db = openStateDb(dbPath, { busyTimeoutMs });
   try {
     const mirror = new Mirror(db);
-    const target = targetOf(selector, mirror, new OwnershipStore(db, config.sync.id).ownedMembers());
+    const target = targetOf(selector, mirror, new OwnershipStore(db, config.sync.id));
     if (target.platformIds.length === 0) {
       throw new OrgsyncError('FORGET_REFUSED', `forget "${selector}": no member of the mirror matches (a source id, platform id or e-mail); check it with orgsync history`);
     }
     const logger = createLogger({ level: config.log.level === 'info' ? 'warn' : config.log.level, destination: ctx.stderr, pretty: false, secrets: config.meta.secrets, redactPaths: config.log.redact });
-    const listing = sourcesListing(await readDesiredState(config, { env: ctx.env, logger, clock: systemClock }), target);
+    const listing = sourcesListing(await readDesiredState(config, { env: ctx.env, logger, clock: systemClock, stage: privateMemberStage() }), target);
     if (listing.length > 0) {
       throw new OrgsyncError('FORGET_REFUSED', `forget "${selector}": source ${listing.map((s) => `"${s}"`).join(', ')} still lists this person, so the next run would bring them back; remove them from the source first`);
     }

@@ -41,7 +41,7 @@ Examples:
           const env = openRunEnvironment(config, ctx, { logDestination: ctx.stderr, logIsTTY: false, readOnly: true });
           if (env.leaseHolder) ctx.stderr.write(withoutLeaseNote('history', env.dbPath, env.leaseHolder));
           try {
-            const keys = historyKeysFor(selector, env.mirror, env.ownership.ownedMembers());
+            const keys = historyKeysFor(selector, env.mirror, env.ownership);
             const entries = new RecordHistory(env.db).entries(keys, since !== undefined ? { since: env.clock.now() - since } : {});
             if (opts.output === 'json') ctx.stdout.write(`${JSON.stringify({ selector, entries: entries.map(historyJson) }, null, 2)}\n`);
             else if (entries.length === 0) ctx.stdout.write(`no writes recorded for "${selector}"${opts.since ? ` in the last ${opts.since}` : ''}\n`);

@@ -44,7 +44,8 @@ Examples:
           const cfg = loadConfig(opts.config, ctx.env);
           const path = resolveConfigPath(cfg, cfg.state.path);
           // A snapshot, no lease: status runs beside a daemon or a sync and never writes the state DB.
-          const { db, holder } = openStateSnapshot(path, { busyTimeoutMs: cfg.state.busy_timeout });
+          const snapshot = openStateSnapshot(path, { busyTimeoutMs: cfg.state.busy_timeout });
+          const { db, holder } = snapshot;
           if (holder) ctx.stderr.write(withoutLeaseNote('mirror status', path, holder));
           try {
             const m = new Mirror(db);
@@ -53,7 +54,7 @@ Examples:
             if (opts.json) ctx.stdout.write(`${JSON.stringify({ path, counts, states }, null, 2)}\n`);
             else ctx.stdout.write(renderStatus(path, counts, states));
           } finally {
-            db.close();
+            snapshot.close();
           }
         })(),
       );

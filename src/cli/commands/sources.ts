@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { privateMemberStage } from '../../mirror/member-stage.js';
 import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import type { DesiredMember, QuarantineEntry } from '../../domain/desired.js';
@@ -66,7 +67,8 @@ Examples:
           // Never calls the platform, so its key is neither needed nor read.
           const cfg = loadConfig(opts.config, ctx.env, { platformSecrets: false });
           const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets, redactPaths: cfg.log.redact });
-          const report = await readSourcesReport(cfg, { env: ctx.env, logger, signal: ctx.shutdownSignal });
+          // The members are staged in a private temporary database (issue 42): a million are checked in bounded memory.
+          const report = await readSourcesReport(cfg, { env: ctx.env, logger, signal: ctx.shutdownSignal, stage: privateMemberStage() });
           ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(cfg.meta.file, report));
           return report.state.quarantine.length > 0 ? EXIT.PARTIAL : EXIT.OK;
         })(),

@@ -3,6 +3,7 @@ import type { DesiredState, Plan } from '../../domain/index.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { OwnershipStore } from '../../mirror/ownership.js';
 import { calculatePlan, type PlannerSnapshot, type PlanOptions } from '../../planner/index.js';
+import { stateMembers } from '../../mirror/member-table.js';
 import type { PreparedTrust } from '../trust.js';
 import type { RunContext } from './start.js';
 
@@ -12,8 +13,7 @@ export function plannerSnapshot(mirror: Mirror, ownership: OwnershipStore): Plan
   return {
     departments: mirror.all('departments'),
     positions: mirror.all('positions'),
-    members: mirror.all('members'),
-    ownedMembers: ownership.ownedMembers(),
+    members: stateMembers(mirror.db, ownership.syncId),
     pendingCreates: pending,
     pendingMemberContacts: ownership.pendingMemberContacts(),
     owedCompletions: ownership.owedCompletions(),

@@ -18,7 +18,7 @@ export interface Selected {
 /** `--only`'s part of `plan` (undefined without `--only`), matched against the platform records it was made from. */
 export function narrow(run: RunContext, plan: Plan, desired: DesiredState, snapshot: PlannerSnapshot): PlanSelection | undefined {
   const only = run.options.only;
-  return only && only.length > 0 ? selectPlan(plan, desired, snapshot, only) : undefined;
+  return only && only.length > 0 ? selectPlan(plan, desired, { departments: snapshot.departments, positions: snapshot.positions, members: snapshot.members.finder() }, only) : undefined;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Every migration of the state DB, in order. Numbers: 001-009 mirror and sync state (src/mirror),
  * 010-019 ownership, grace, snapshots (reconcile), 020-029 lease lock, run history and pending approvals (operations),
  * 030-039 record history (issue 22), 040-049 caches of the sources (issue 19), 050-059 reconcile again (unfinished
- * creates), 060-069 privacy (issue 29: forgotten members), 070-079 source snapshots (issue 31: delta reads).
+ * creates), 060-069 privacy (issue 29: forgotten members), 070-079 source snapshots (issue 31: delta reads), 080-089 the daily run (issue 42: compact mirror tables).
  * Append new entries; never renumber or edit one that has shipped.
  */
 import { migration001 } from './001-mirror-tables.js';
@@ -18,6 +18,7 @@ import { migration040 } from '../phone-cache.js';
 import { migration060 } from '../forget.js';
 import { migration065 } from './065-approval-plan-chunks.js';
 import { migration070 } from '../source-snapshot.js';
+import { migration080 } from './080-compact-mirror.js';
 
 export type { Migration } from './types.js';
 export { runMigrations } from './runner.js';
@@ -38,4 +39,5 @@ export const migrations: readonly Migration[] = [
   migration060,
   migration065,
   migration070,
+  migration080,
 ];

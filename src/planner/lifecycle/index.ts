@@ -26,11 +26,11 @@ interface RuleContext {
   now: number;
   opts: LifecycleOptions;
   /** Third ids of live (not left) platform members. */
-  live: ReadonlySet<string>;
+  live: { has(thirdId: string): boolean };
 }
 
 /** What a rule does to one member: nothing (undefined), a changed member, or drops it (null), with the event. */
-type RuleResult = { member: DesiredMember | null; event: LifecycleEvent } | undefined;
+export type RuleResult = { member: DesiredMember | null; event: LifecycleEvent } | undefined;
 
 /** One lifecycle rule. */
 export interface LifecycleRule {
@@ -66,20 +66,26 @@ export const scheduledRule: LifecycleRule = {
 /** The rules, in the order they are tried (the first that applies decides). */
 export const LIFECYCLE_RULES: readonly LifecycleRule[] = [endedRule, scheduledRule];
 
-/** Applies the lifecycle rules: the members to diff and what each rule did. */
+/** The lifecycle of one member: nothing (undefined), or what the first rule that applies did. */
+export function lifecycleOf(m: DesiredMember, live: { has(thirdId: string): boolean }, opts: LifecycleOptions, now: number): RuleResult {
+  if (m.start_at === undefined && m.end_at === undefined) return undefined;
+  const ctx: RuleContext = { now, opts, live };
+  for (const rule of LIFECYCLE_RULES) {
+    const result = rule.apply(m, ctx);
+    if (result) return result;
+  }
+  return undefined;
+}
+
+/** Applies the lifecycle rules to a list: the members to diff and what each rule did (`sources preview` asks one). */
 export function applyLifecycle(members: readonly DesiredMember[], platform: readonly PlatformMember[], opts: LifecycleOptions | undefined, now: number): { members: DesiredMember[]; events: LifecycleEvent[] } {
-  if (!opts || !members.some((m) => m.start_at !== undefined || m.end_at !== undefined)) return { members: members as DesiredMember[], events: [] };
+  if (!opts) return { members: members as DesiredMember[], events: [] };
   const live = new Set<string>();
   for (const p of platform) if (p.status !== 'left' && p.third_user_id !== '') live.add(p.third_user_id);
-  const ctx: RuleContext = { now, opts, live };
   const out: DesiredMember[] = [];
   const events: LifecycleEvent[] = [];
   for (const m of members) {
-    let result: RuleResult;
-    for (const rule of LIFECYCLE_RULES) {
-      result = rule.apply(m, ctx);
-      if (result) break;
-    }
+    const result = lifecycleOf(m, live, opts, now);
     if (!result) {
       out.push(m);
       continue;

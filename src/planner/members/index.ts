@@ -36,32 +36,69 @@
  * `ended` removed or suspended) run before it on the desired members; the policy (`withheld`) and the trust filters
  * (trust/: grace hold, shrink and scope guards) run after it on its changes.
  */
-import type { DesiredMember, PlatformMember } from '../../domain/index.js';
+import type { DesiredMember, LifecycleEvent } from '../../domain/index.js';
 import type { DiffContext } from '../context.js';
+import { lifecycleOf, type LifecycleOptions } from '../lifecycle/index.js';
 import { ABSENT_ROWS, classifyLeftover, classifyOwnedAbsent } from './absent-rows.js';
-import { buildMemberIndex, memberKey } from './member-index.js';
+import { memberKey } from './member-index.js';
 import { classifyPresent, PRESENT_ROWS } from './present-rows.js';
-import { type MemberDiff, type MemberDiffInput, type MemberEnv, newMemberResult } from './types.js';
+import type { MemberDiff, MemberDiffInput, MemberEnv, MemberIndex, MemberResult, MemberTable } from './types.js';
+import { newMemberResult } from './types.js';
 
-export type { MemberDiff, MemberDiffInput } from './types.js';
+export type { MemberDiff, MemberDiffInput, MemberSource, MemberTable } from './types.js';
 export { NOT_OWNED_ABSENT } from './types.js';
+export { listMembers, listMemberTable } from './list-table.js';
 
-/** Diffs desired members against the mirror: the index, then each key through the table. */
-export function diffMembers(desired: readonly DesiredMember[], all: readonly PlatformMember[], ownedMembers: ReadonlyMap<string, string>, provided: boolean, ctx: DiffContext, input: MemberDiffInput): MemberDiff {
-  const index = buildMemberIndex(desired, all, ownedMembers);
-  const env: MemberEnv = { ctx, input, index, removalMode: ctx.opts.memberRemoval, adoptBy: ctx.opts.adopt.members, provided };
-  const out = newMemberResult(ctx.warnings);
-  for (const d of desired) {
-    const row = classifyPresent(memberKey(d, index), env, out);
-    PRESENT_ROWS[row.row](row, env, out);
+/** The dated lifecycle of one planning: its options, the run's time, and the events it records. */
+export interface MemberLifecycle {
+  opts: LifecycleOptions;
+  now: number;
+  events: LifecycleEvent[];
+}
+
+/**
+ * Diffs the desired members against the mirror through the table: each window of desired members (the lifecycle
+ * rules first), then the owned members no desired member claimed, then every live member left over.
+ */
+export function diffMembers(table: MemberTable, provided: boolean, ctx: DiffContext, input: MemberDiffInput, lifecycle?: MemberLifecycle): MemberDiff {
+  const out = newMemberResult(ctx.warnings, table.claims());
+  const env: MemberEnv = { ctx, input, index: table.lookups(), removalMode: ctx.opts.memberRemoval, adoptBy: ctx.opts.adopt.members, provided };
+  // Source ids the lifecycle holds back (a future hire): not desired yet, for the absent rows as for the present.
+  const held = new Set<string>();
+  for (const window of table.windows()) {
+    env.index = window.index;
+    for (const d of window.members) presentRow(d, env, out, held, lifecycle);
   }
-  for (const [thirdId, account] of ownedMembers) {
+  env.index = withoutHeld(table.lookups(), held);
+  for (const [thirdId, account] of table.ownedAbsent(held)) {
     const row = classifyOwnedAbsent(thirdId, account, env, out);
     if (row) ABSENT_ROWS[row.row](row, env, out);
   }
-  for (const m of index.liveByAccount.values()) {
+  for (const m of table.leftovers(input.removing, held)) {
     const row = classifyLeftover(m, env, out);
     if (row) ABSENT_ROWS[row.row](row, env, out);
   }
-  return { upserts: out.upserts, removals: out.removals, ownedCount: index.ownedCount, leaving: out.leaving, staying: out.staying };
+  return { upserts: out.upserts, removals: out.removals, ownedCount: table.ownedCount(), leaving: out.leaving, staying: out.staying };
+}
+
+/** One desired member through the lifecycle rules, then the first present row that matches. */
+function presentRow(d0: DesiredMember, env: MemberEnv, out: MemberResult, held: Set<string>, lifecycle: MemberLifecycle | undefined): void {
+  let d: DesiredMember | null = d0;
+  const life = lifecycle ? lifecycleOf(d0, { has: (third) => env.index.liveByThird.get(third) !== undefined }, lifecycle.opts, lifecycle.now) : undefined;
+  if (life) {
+    lifecycle!.events.push(life.event);
+    d = life.member;
+  }
+  if (d === null) {
+    held.add(d0.source_id);
+    return;
+  }
+  const row = classifyPresent(memberKey(d, env.index), env, out);
+  PRESENT_ROWS[row.row](row, env, out);
+}
+
+/** The lookups with the source ids the lifecycle held back taken out of the desired ones. */
+function withoutHeld(index: MemberIndex, held: ReadonlySet<string>): MemberIndex {
+  if (held.size === 0) return index;
+  return { ...index, desiredIds: () => ({ has: (id: string) => !held.has(id) && index.desiredIds().has(id) }) };
 }

@@ -1,5 +1,6 @@
 /** The values of the member decision table: its input, its result, and what every row handler reads. */
 import type { Change, DesiredMember, PlanWarning, PlatformMember } from '../../domain/index.js';
+import type { AccountSet, MemberIndex } from '../../domain/member-table.js';
 import type { DiffContext, Target } from '../context.js';
 import type { Placement } from './source-create.js';
 
@@ -30,28 +31,7 @@ export interface MemberDiff {
   staying: Map<string, string[]>;
 }
 
-/** Members by account, third id and contact: the mirror and the ownership side of the table. */
-export interface MemberIndex {
-  /** Live (not left) members by third_user_id. */
-  liveByThird: ReadonlyMap<string, PlatformMember>;
-  /** Live members by account_id, in mirror order. */
-  liveByAccount: ReadonlyMap<string, PlatformMember>;
-  /** Members this sync owns: third_user_id -> account_id (state DB). */
-  ownedMembers: ReadonlyMap<string, string>;
-  ownedAccounts: ReadonlySet<string>;
-  /** Live members this sync owns. */
-  ownedCount: number;
-  /** Source ids of every desired member (status left included); built on first use. */
-  desiredIds(): ReadonlySet<string>;
-  /** Live members by normalised e-mail and phone; built on first use (a steady-state run never needs it). */
-  contacts(): ContactIndex;
-}
-
-/** Live members by normalised contact. */
-export interface ContactIndex {
-  byEmail: Map<string, PlatformMember>;
-  byPhone: Map<string, PlatformMember>;
-}
+export type { AccountSet, ContactIndex, Lookup, MemberFinder, MemberIndex, MemberSource, MemberTable, MemberWindow, Membership } from '../../domain/member-table.js';
 
 /** Warning code: a member gone from the sources that looks like this sync's but is not owned (reported, kept). */
 export const NOT_OWNED_ABSENT = 'not_owned_absent';
@@ -65,22 +45,23 @@ export interface MemberResult {
   leaving: Map<string, string[]>;
   staying: Map<string, string[]>;
   /** Accounts a desired member or a removal has claimed (a later match on contact does not take them again). */
-  taken: Set<string>;
+  taken: AccountSet;
   /** Accounts whose fate this plan decided (changed, or checked and left where they are). */
-  handled: Set<string>;
+  handled: AccountSet;
   /** The placement every create into one department shares (source-create.ts), by department target ('' for none). */
   placements: Map<string, Placement>;
 }
 
-/** A fresh result that writes its warnings into `warnings`. */
-export function newMemberResult(warnings: PlanWarning[]): MemberResult {
-  return { upserts: [], removals: [], warnings, leaving: new Map(), staying: new Map(), taken: new Set(), handled: new Set(), placements: new Map() };
+/** A fresh result that writes its warnings into `warnings` and its claims into `claims`. */
+export function newMemberResult(warnings: PlanWarning[], claims: { taken: AccountSet; handled: AccountSet } = { taken: new Set(), handled: new Set() }): MemberResult {
+  return { upserts: [], removals: [], warnings, leaving: new Map(), staying: new Map(), taken: claims.taken, handled: claims.handled, placements: new Map() };
 }
 
 /** What every member row handler reads: the plan's context, the department view, the index and the options. */
 export interface MemberEnv {
   ctx: DiffContext;
   input: MemberDiffInput;
+  /** The current window's index (present rows), or the table's point lookups (absent rows). */
   index: MemberIndex;
   /** sync.member_removal: DELETE (status left) or suspend. */
   removalMode: 'left' | 'suspended';

@@ -75,7 +75,7 @@ function nextCreate(changes: readonly Change[], entity: EntityKind, from: number
  * True when the creates of `entity` come in the order of its records, one for each of some of them (an initial load's
  * member creates): each record's create is then found by walking both lists, with no map entry per create.
  */
-function createsInOrder(changes: readonly Change[], entity: EntityKind, records: readonly { source_id: string }[]): boolean {
+function createsInOrder(changes: readonly Change[], entity: EntityKind, records: Iterable<{ source_id: string }>): boolean {
   let at = nextCreate(changes, entity, 0);
   for (const r of records) if (at < changes.length && changes[at]!.thirdId === r.source_id) at = nextCreate(changes, entity, at + 1);
   return at === changes.length;
@@ -97,7 +97,7 @@ function strongestByRecord(changes: readonly Change[], walked: Record<EntityKind
 
 /** Counts every source record of `desired` as planned, unchanged or left alone by `plan`. */
 export function accountRecords(plan: Plan, desired: DesiredState): RecordAccounting {
-  const records: Record<EntityKind, readonly { source_id: string; status?: string; origin?: { source: string } }[]> = { departments: desired.departments, positions: desired.positions, members: desired.members };
+  const records: Record<EntityKind, Iterable<{ source_id: string; status?: string; origin?: { source: string } }>> = { departments: desired.departments, positions: desired.positions, members: desired.members };
   const walked = { departments: false, positions: false, members: false };
   for (const entity of ENTITY_KINDS) walked[entity] = createsInOrder(plan.changes, entity, records[entity]);
   const strongest = strongestByRecord(plan.changes, walked);

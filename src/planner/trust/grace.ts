@@ -30,7 +30,7 @@ export function removalKey(c: Pick<Change, 'thirdId' | 'platformId'>): string {
 }
 
 /** True when `c` removes a record because it is gone from the sources (not, e.g., a member marked left). */
-export function isDisappearance(c: Change, desiredIds: Record<EntityKind, ReadonlySet<string>>): boolean {
+export function isDisappearance(c: Change, desiredIds: Record<EntityKind, { has(id: string): boolean }>): boolean {
   return c.op === 'remove' && !(c.thirdId !== '' && desiredIds[c.entity].has(c.thirdId));
 }
 

@@ -48,14 +48,10 @@ export interface TrustObservation {
   missing: MissingNow[];
 }
 
-/** The source ids of every desired record, per entity. */
-function desiredIdSets(desired: DesiredState): Record<EntityKind, Set<string>> {
-  const ids = (records: readonly { source_id: string }[]) => {
-    const out = new Set<string>();
-    for (const r of records) out.add(r.source_id);
-    return out;
-  };
-  return { departments: ids(desired.departments), positions: ids(desired.positions), members: ids(desired.members) };
+/** Whether a source id is desired, per entity: sets of the departments and positions, the members' own lookup. */
+function desiredIdSets(desired: DesiredState): Record<EntityKind, { has(id: string): boolean }> {
+  const ids = (records: readonly { source_id: string }[]) => new Set(records.map((r) => r.source_id));
+  return { departments: ids(desired.departments), positions: ids(desired.positions), members: { has: (id) => desired.members.get(id) !== undefined } };
 }
 
 /**
@@ -65,8 +61,8 @@ function desiredIdSets(desired: DesiredState): Record<EntityKind, Set<string>> {
  */
 export function createTrustFilter(inputs: TrustInputs, observe?: (o: TrustObservation) => void): PlanTrustFilter {
   // Only removals are looked up: a plan with none (a first import) never builds the sets.
-  let ids: Record<EntityKind, Set<string>> | undefined;
-  const desiredIds = (): Record<EntityKind, Set<string>> => (ids ??= desiredIdSets(inputs.desired));
+  let ids: Record<EntityKind, { has(id: string): boolean }> | undefined;
+  const desiredIds = (): Record<EntityKind, { has(id: string): boolean }> => (ids ??= desiredIdSets(inputs.desired));
   const shrink = findSourceShrink(sourceCounts(inputs.desired), inputs.lastSnapshot, inputs.maxShrinkPercent);
   const scopeChanges = inputs.previousScope ? describeScopeChange(inputs.previousScope, inputs.currentScope) : [];
   let observed = false;

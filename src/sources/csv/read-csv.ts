@@ -65,6 +65,8 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
     positions: source.positions,
     members: source.members,
     trace: ctx.observe?.trace,
+    stage: ctx.stage,
+    rank: ctx.rank,
   });
   const entities: [EntityKind, { file: string; encoding?: string | undefined; skip_rows?: number | undefined } | undefined][] = [
     ['departments', source.departments],
@@ -74,7 +76,6 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
   for (const [entity, cfg] of entities) {
     if (!cfg || ctx.observe?.wants(entity) === false) continue;
     throwIfAborted(ctx.signal);
-    // Members keep their line as a number (addMemberAt): a million of them hold no location strings.
     const add: AddRecord =
       entity === 'departments' ? (l, at, line) => collector.addDepartment(l, at + line) : entity === 'positions' ? (l, at, line) => collector.addPosition(l, at + line) : (l, at, line) => collector.addMemberAt(l, at, line);
     await readCsvFile(source, entity, cfg.file, cfg.encoding ?? source.encoding, cfg.skip_rows ?? source.skip_rows, collector, add, ctx);
@@ -99,7 +100,6 @@ async function readCsvFile(
 
   const { head, size } = await readHead(source, where, path, enc, encoding);
 
-  if (entity === 'members' && ctx.observe === undefined) collector.expectMembers(estimateRecords(head, size));
   // A preview reads a few records and shows every column of each: on a thread only the mapped columns would cross.
   const threaded = size >= csvReading.threadMinBytes && ctx.observe === undefined;
   const feed = csvFeed({ source, entity, where, at: `${file}:`, collector, add, threaded, observe: ctx.observe });
@@ -309,12 +309,4 @@ function csvReadError(source: CsvSourceConfig, entity: EntityKind, file: string,
     return sourceInvalid(source.name, `${entity}: ${place}: malformed CSV: ${e.message}`, err);
   }
   return sourceUnreadable(source.name, `${entity}: ${file}: cannot read ${path}: ${e.code ?? e.message ?? String(err)}`, err);
-}
-
-/** About how many lines a file of `size` bytes has, from the lines of its first bytes (`head`). */
-function estimateRecords(head: Buffer, size: number): number {
-  if (head.length === 0) return 0;
-  let lines = 0;
-  for (let at = head.indexOf(10); at !== -1; at = head.indexOf(10, at + 1)) lines++;
-  return lines === 0 ? 1 : Math.ceil((size * lines) / head.length);
 }

@@ -28,6 +28,8 @@ export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: Sour
     positions: source.positions,
     members: source.members,
     trace: ctx.observe?.trace,
+    stage: ctx.stage,
+    rank: ctx.rank,
   });
   const entities: [EntityKind, EntityConfig | undefined][] = [
     ['departments', source.departments],

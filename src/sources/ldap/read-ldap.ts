@@ -119,6 +119,8 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     positions: source.positions,
     members: { fields: p.memberFields, status_map: source.members.status_map, path_separator: source.members.path_separator, include: source.members.include, exclude: source.members.exclude },
     trace: ctx.observe?.trace,
+    stage: ctx.stage,
+    rank: ctx.rank,
   });
   const observe = ctx.observe;
   const client = await connect(source, ctx);

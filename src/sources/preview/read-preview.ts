@@ -139,7 +139,7 @@ function outcomesOf(batch: SourceBatch, entity: EntityKind): Map<string, RecordO
   if (entity === 'members') {
     const batches = [{ ...batch, provided: { ...batch.provided, departments: batch.departments.length > 0 } }];
     const state = buildDesiredState(batches);
-    kept = state.members;
+    kept = [...state.members];
     quarantine = state.quarantine;
     warnings = state.warnings ?? [];
   } else {
