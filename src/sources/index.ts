@@ -12,7 +12,7 @@ import type { PhoneCache } from '../domain/phone-cache.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { isOrgsyncError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import { sourceUnreadable, type SourceReadContext } from './context.js';
+import { secretOriginsOf, sourceUnreadable, type SourceReadContext } from './context.js';
 import type { DeltaProvider, SourceReadReport } from './delta/session.js';
 
 export type { SourceReadContext } from './context.js';
@@ -85,11 +85,11 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
   };
   const batches: SourceBatch[] = [];
   const sources: SourceSummary[] = [];
-  for (const source of config.sources) {
+  for (const [index, source] of config.sources.entries()) {
     const log = opts.logger.child({ source: source.name });
     log.debug({ type: source.type }, 'reading source');
     const delta = opts.delta?.contextFor(source);
-    const batch = await readSource(source, { ...ctx, logger: log, ...(delta ? { delta } : {}) });
+    const batch = await readSource(source, { ...ctx, logger: log, secretOrigin: secretOriginsOf(config.meta.secret_origins, index), ...(delta ? { delta } : {}) });
     const read = opts.delta?.finished(source);
     const excluded = batch.excluded ?? { departments: 0, positions: 0, members: 0 };
     const summary: SourceSummary = {
