@@ -23,8 +23,9 @@ export function serverWords(err: unknown): string {
   const e = err as { code?: unknown; message?: string };
   if (typeof e.code === 'number') {
     const words = LDAP_RESULT_NAMES[e.code] ?? 'error';
-    const diag = (e.message ?? '').replace(/\s+/g, ' ').trim();
-    return `${words}${diag && !/^Code: 0x[0-9a-f]+$/i.test(diag) ? `: ${diag}` : ''} (LDAP result ${e.code})`;
+    // ldapts ends its message with "Code: 0x31" (the result code again): the number is given once, below.
+    const diag = (e.message ?? '').replace(/\s+/g, ' ').replace(/\s*Code: 0x[0-9a-f]+$/i, '').trim();
+    return `${words}${diag ? `: ${diag}` : ''} (LDAP result ${e.code})`;
   }
   if (typeof e.code === 'string') return `${e.code}${e.message && !e.message.includes(e.code) ? `: ${e.message}` : ''}`;
   return e.message ?? String(err);
