@@ -5,9 +5,8 @@
  * 52e` in the diagnostic message of result 49) are told apart; a TLS failure names `ca_file` or `tls_server_name`
  * with the names the certificate carries; a simple bind refused without TLS names `ldaps://` and `start_tls`.
  */
-import type { PeerCertificate } from 'node:tls';
 import type { LdapSourceConfig } from '../../config/sources.js';
-import { isNotTls } from '../../shared/tls.js';
+import { certificateNames, isNotTls, UNTRUSTED_CA_CODES, type CertificateNames } from '../../shared/tls.js';
 import { settingWithOrigin, type SourceReadContext } from '../context.js';
 
 /** What a message about one LDAP source may name. */
@@ -92,8 +91,6 @@ function password(f: LdapFailureContext): string {
   return f.source.bind_password === undefined ? 'bind_password (not set)' : settingWithOrigin('bind_password', f.ctx);
 }
 
-/** node:tls codes of a server certificate that no trusted CA signed. */
-const UNTRUSTED_CA_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'DEPTH_ZERO_SELF_SIGNED_CERT']);
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** Whether an error is a TLS failure (certificate, name, handshake) rather than one of the network or the server. */
@@ -108,19 +105,10 @@ export function isConnectFailure(err: unknown): boolean {
   return (typeof e.code === 'string' && CONNECT_CODES.has(e.code)) || /connection timeout|timed out/i.test(String(e.message ?? '')) || e.name === 'TimeoutError';
 }
 
-/** The names a certificate carries: its subjectAltName entries, else its subject CN. */
-export function certificateNames(cert: Partial<PeerCertificate> | undefined): string {
-  const alt = cert?.subjectaltname?.split(/,\s*/).filter((n) => n !== '') ?? [];
-  if (alt.length > 0) return alt.map((n) => n.replace(/^DNS:/, '').replace(/^IP Address:/, 'IP ')).join(', ');
-  const cn = cert?.subject?.CN;
-  const name = Array.isArray(cn) ? cn.join(', ') : cn;
-  return name ? `${name} (its subject CN; it has no subjectAltName)` : 'no name at all';
-}
-
 /** Why a TLS handshake with the server failed and what to change (undefined: not a TLS failure). */
 export function tlsFailure(err: unknown, f: LdapFailureContext): string | undefined {
   if (!isTlsFailure(err)) return undefined;
-  const e = err as { code: string; host?: string; cert?: Partial<PeerCertificate> };
+  const e = err as { code: string; host?: string; cert?: CertificateNames };
   const url = new URL(f.source.url);
   if (e.code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     const verified = f.source.tls_server_name ?? e.host ?? url.hostname;
