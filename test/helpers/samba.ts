@@ -11,7 +11,7 @@
  * must run the Active Directory tests (.ci/run installs samba-ad-dc).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from './temp.js';
@@ -25,8 +25,6 @@ const AD_SCHEMA = '/usr/share/samba/setup/ad-schema';
 export const AD_REALM = 'CORP.EXAMPLE.TEST';
 export const AD_DOMAIN = 'corp.example.test';
 export const AD_BASE = 'DC=corp,DC=example,DC=test';
-/** The name the DC's certificate carries (its only name: no subjectAltName, no IP). */
-export const AD_HOST_NAME = 'DC1.corp.example.test';
 
 /** True when samba, samba-tool, the AD schema and ldap-utils (ldapmodify) are installed. */
 export function sambaAvailable(): boolean {
@@ -188,18 +186,6 @@ export async function startSamba(opts: { ldif?: string } = {}): Promise<SambaDc>
     }
   }
   return dc;
-}
-
-/** The CA's PEM as text (for tests that copy it). */
-export function readCa(dc: SambaDc): string {
-  return readFileSync(dc.caFile, 'utf8');
-}
-
-/** Writes a file into the DC's folder (removed with it). */
-export function dcFile(dc: SambaDc, name: string, text: string): string {
-  const file = join(dc.dir, name);
-  writeFileSync(file, text, { mode: 0o600 });
-  return file;
 }
 
 async function waitForPort(host: string, port: number, child: ChildProcess, output: () => string): Promise<void> {
