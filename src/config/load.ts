@@ -52,6 +52,8 @@ interface LoadContext {
   secrets: Set<string>;
   /** Where each platform key setting was read: `platform.api_keys[1]` -> `$HR_KEY` (PlatformConfig.key_origins). */
   keyOrigins: Record<string, string>;
+  /** Where each secret of a source was read: `sources[0].bind_password` -> `$LDAP_PASSWORD` (meta.secret_origins). */
+  secretOrigins: Record<string, string>;
 }
 
 const ENV_REF = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -137,6 +139,7 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
         ctx.secrets.add(secret);
         const setting = keySetting(path, base);
         if (setting) ctx.keyOrigins[setting] = `file ${abs}`;
+        if (path[0] === 'sources') ctx.secretOrigins[formatPath([...path, base])] = `file ${abs} (${key})`;
         out[base] = secret;
         continue;
       }
@@ -150,6 +153,7 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
       if (isSecretKey(path, key) && typeof v === 'string' && v !== '') ctx.secrets.add(v);
       const setting = keySetting(path, key);
       if (setting && typeof value === 'string') ctx.keyOrigins[setting] = writtenOrigin(value);
+      if (path[0] === 'sources' && isSecretKey(path, key) && typeof value === 'string') ctx.secretOrigins[formatPath([...path, key])] = writtenOrigin(value);
       out[key] = v;
     }
     return out;
@@ -194,7 +198,7 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new OrgsyncError('CONFIG_INVALID', `${abs}: the config must be a YAML mapping`);
   }
-  const ctx: LoadContext = { env, platformSecrets: options.platformSecrets ?? true, secretProblems: [], locate: yamlLocator(doc, lineCounter, abs), dir: dirname(abs), file: abs, secrets: new Set(), keyOrigins: {} };
+  const ctx: LoadContext = { env, platformSecrets: options.platformSecrets ?? true, secretProblems: [], locate: yamlLocator(doc, lineCounter, abs), dir: dirname(abs), file: abs, secrets: new Set(), keyOrigins: {}, secretOrigins: {} };
   const interpolated = walk(raw, [], ctx, false) as Record<string, unknown>;
   // Presets are config fragments under the source's own keys: expanded before validation, so errors name real keys.
   if ('sources' in interpolated) interpolated.sources = expandPresets(interpolated.sources);
@@ -213,7 +217,7 @@ export function parseConfig(text: string, file: string, env: Record<string, stri
     throw new OrgsyncError('SECRET_UNREADABLE', lines.join('\n'), { details: { issues: lines } });
   }
   if (!result.success) throw new OrgsyncError('CONFIG_INVALID', issues.join('\n'), { details: { issues } });
-  const config: Config = { ...result.data, platform: { ...result.data.platform, key_origins: ctx.keyOrigins }, meta: { file: abs, dir: ctx.dir, secrets: [...ctx.secrets] } };
+  const config: Config = { ...result.data, platform: { ...result.data.platform, key_origins: ctx.keyOrigins }, meta: { file: abs, dir: ctx.dir, secrets: [...ctx.secrets], secret_origins: ctx.secretOrigins } };
   return deepFreeze(config);
 }
 

@@ -34,5 +34,10 @@ export interface Config extends ConfigBody {
     dir: string;
     /** Secret values read from the environment or files, for last-resort redaction. */
     secrets: string[];
+    /**
+     * Where each secret of a source was read, by its path (`sources[0].bind_password` -> `$LDAP_PASSWORD`, `file
+     * /run/secrets/pw (bind_password_file)` or `the config file`), for source errors that name it.
+     */
+    secret_origins?: Readonly<Record<string, string>>;
   };
 }

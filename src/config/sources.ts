@@ -366,6 +366,11 @@ export const hrisJsonSourceSchema = z
     base_url: z.url({ protocol: /^https?$/ }).optional().describe('With a preset: where this tenant\'s API lives (e.g. https://acme.okta.com/scim/v2); presets of single-host vendors have a default.'),
     headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers sent with every request of this source (e.g. X-Tenant: acme); Authorization and other credential headers only to the source\'s own origin.'),
     auth: httpAuthSchema.optional(),
+    ca_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("PEM file of the CA that signed the API's certificate (an internal CA, a TLS-inspecting proxy), trusted instead of the system's CAs for the source's own requests (not a token URL); the certificate is always verified."),
     allowed_origins: z
       .array(z.url({ protocol: /^https?$/ }).transform((u) => new URL(u).origin))
       .default([])

@@ -20,6 +20,11 @@ export interface SourceReadContext {
   phoneCache?: PhoneCache | undefined;
   /** Resolves a path from the config against the config file's folder. */
   resolvePath(path: string): string;
+  /**
+   * Where a secret setting of this source was read (`bind_password`, `auth.token`): `$LDAP_PASSWORD`, `file
+   * /run/secrets/pw (bind_password_file)` or `the config file`; undefined when not known. For errors that name it.
+   */
+  secretOrigin?: ((key: string) => string | undefined) | undefined;
   /** Set by `sources preview` only: sees each raw record and may end the read early. */
   observe?: ReadObserver | undefined;
   /** Issue 31: given by the run to a delta-capable source (how to read it, its snapshot, where to leave what it saw). */
@@ -42,9 +47,20 @@ export interface ReadObserver {
   record(entity: EntityKind, raw: unknown, location: string): boolean;
 }
 
+/** A secret setting as an error names it: `bind_password (read from $LDAP_PASSWORD)`. */
+export function settingWithOrigin(key: string, ctx: Pick<SourceReadContext, 'secretOrigin'>): string {
+  const from = ctx.secretOrigin?.(key);
+  return from === undefined ? key : `${key} (read from ${from})`;
+}
+
+/** Looks up where the secrets of the source at `index` of the config were read. */
+export function secretOriginsOf(origins: Readonly<Record<string, string>> | undefined, index: number): (key: string) => string | undefined {
+  return (key) => origins?.[`sources[${index}].${key}`];
+}
+
 /** A source that cannot be read at all: the run fails (never an empty or partial directory). */
-export function sourceUnreadable(source: string, detail: string, cause?: unknown): OrgsyncError {
-  return new OrgsyncError('SOURCE_UNREADABLE', `source "${source}": ${detail}`, cause === undefined ? undefined : { cause });
+export function sourceUnreadable(source: string, detail: string, cause?: unknown, details?: Record<string, unknown>): OrgsyncError {
+  return new OrgsyncError('SOURCE_UNREADABLE', `source "${source}": ${detail}`, { ...(cause === undefined ? {} : { cause }), ...(details === undefined ? {} : { details }) });
 }
 
 /** A source file that is malformed input (exit 2): the message names the file, line and column. */

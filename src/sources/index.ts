@@ -13,7 +13,7 @@ import type { MemberStage } from '../domain/desired.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { isOrgsyncError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import { sourceUnreadable, type SourceReadContext } from './context.js';
+import { secretOriginsOf, sourceUnreadable, type SourceReadContext } from './context.js';
 import type { DeltaProvider, SourceReadReport } from './delta/session.js';
 
 export type { SourceReadContext } from './context.js';
@@ -75,9 +75,38 @@ export interface SourcesReport {
   state: DesiredState;
 }
 
-/** Reads every source and reports per source as well as the merged state. */
-export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'> & { timezone?: string }, opts: ReadSourcesOptions): Promise<SourcesReport> {
-  const ctx: SourceReadContext = {
+/** One step of `sources check` on one source: passed, not needed, or the one that failed (and stopped the check). */
+export interface SourceCheckStep {
+  source: string;
+  type: SourceConfig['type'];
+  step: string;
+  result: 'ok' | 'skipped' | 'failed';
+  detail: string;
+}
+
+/**
+ * The access checks of `sources check` (issue 43), before the sources are read: for an LDAP source connect, TLS,
+ * bind, a search of the members filter and a read of the watermark attribute, each reported to `report` as it passes.
+ * The first failure is reported as `failed` and thrown (its details.step names the step). Other types have no steps
+ * of their own: reading them is their check.
+ */
+export async function checkSources(config: Pick<Config, 'sources' | 'meta'> & { timezone?: string }, opts: ReadSourcesOptions, report: (s: SourceCheckStep) => void): Promise<void> {
+  const ctx = readContext(config, opts);
+  for (const [index, source] of config.sources.entries()) {
+    if (source.type !== 'ldap') continue;
+    const { checkLdapSource } = await import('./ldap/check.js');
+    try {
+      await checkLdapSource(source, { ...ctx, logger: opts.logger.child({ source: source.name }), secretOrigin: secretOriginsOf(config.meta.secret_origins, index) }, (o) => report({ source: source.name, type: source.type, ...o }));
+    } catch (err) {
+      const step = isOrgsyncError(err) ? err.details?.step : undefined;
+      if (typeof step === 'string') report({ source: source.name, type: source.type, step, result: 'failed', detail: (err as Error).message });
+      throw err;
+    }
+  }
+}
+
+function readContext(config: Pick<Config, 'sources' | 'meta'> & { timezone?: string }, opts: ReadSourcesOptions): SourceReadContext {
+  return {
     env: opts.env,
     logger: opts.logger,
     clock: opts.clock ?? systemClock,
@@ -86,6 +115,11 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
     phoneCache: opts.phoneCache,
     resolvePath: (p) => resolveConfigPath(config, p),
   };
+}
+
+/** Reads every source and reports per source as well as the merged state. */
+export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'> & { timezone?: string }, opts: ReadSourcesOptions): Promise<SourcesReport> {
+  const ctx = readContext(config, opts);
   const batches: SourceBatch[] = [];
   const sources: SourceSummary[] = [];
   const stage = opts.stage ?? listStage();
@@ -93,7 +127,7 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
     const log = opts.logger.child({ source: source.name });
     log.debug({ type: source.type }, 'reading source');
     const delta = opts.delta?.contextFor(source);
-    const batch = await readSource(source, { ...ctx, logger: log, stage, rank, ...(delta ? { delta } : {}) });
+    const batch = await readSource(source, { ...ctx, logger: log, stage, rank, secretOrigin: secretOriginsOf(config.meta.secret_origins, rank), ...(delta ? { delta } : {}) });
     const read = opts.delta?.finished(source);
     const excluded = batch.excluded ?? { departments: 0, positions: 0, members: 0 };
     const summary: SourceSummary = {

@@ -68,7 +68,7 @@ describe.skipIf(!run)('LDAP: a paged search answered without the paged-results c
 
   it('a server that refuses paging for the user fails the search', async () => {
     const err = await read([src('uid=unpaged,dc=example,dc=org', 'unpaged-pass')]).catch((e: Error & { code?: string }) => e);
-    expect((err as Error).message).toBe('source "dir": members: search under "ou=People,dc=example,dc=org" with (objectClass=inetOrgPerson) failed: admin limit exceeded: pagedResults control not allowed Code: 0xb (LDAP result 11)');
+    expect((err as Error).message).toBe('source "dir": members: search under "ou=People,dc=example,dc=org" with (objectClass=inetOrgPerson) failed: admin limit exceeded: pagedResults control not allowed (LDAP result 11)');
   });
 
   it('fails the read when the answer comes without the control (a backend without paging ignores it)', async () => {

@@ -5,6 +5,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { readDesiredState } from '../../src/sources/index.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import type { DesiredState } from '../../src/domain/desired.js';
+import type { OrgsyncError } from '../../src/shared/errors.js';
 import { requireSlapd, startSlapd, type Slapd } from '../helpers/slapd.js';
 import { FIXTURES, instantClock, read, sourcesConfig } from './support.js';
 import { PhoneCache } from '../../src/domain/phone-cache.js';
@@ -113,31 +114,36 @@ describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', (
   });
 
   it('refuses a server certificate from another CA (ldaps), naming ca_file and its path', async () => {
-    const err = (await read([source({ url: slapd.ldapsUrl, ca_file: slapd.otherCaFile })]).catch((e: unknown) => e)) as Error;
-    expect(err.message).toMatch(/^source "corp": cannot connect to ldaps:\/\/127\.0\.0\.1:\d+: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
-    const hint = `; the server's certificate is not signed by the CA in ca_file ${slapd.otherCaFile}: set ca_file to the PEM of the CA that signed it`;
-    expect(err.message.slice(-hint.length)).toBe(hint);
+    const err = (await read([source({ url: slapd.ldapsUrl, ca_file: slapd.otherCaFile })]).catch((e: unknown) => e)) as OrgsyncError;
+    const hint = `TLS with ${slapd.ldapsUrl} failed: the server's certificate is not signed by the CA in ca_file ${slapd.otherCaFile}: set ca_file to the PEM of the CA that signed it (on Active Directory, the enterprise root CA's certificate); the connection failed with: `;
+    expect(err.message.slice(0, 15 + hint.length)).toBe(`source "corp": ${hint}`);
+    expect(err.message).toMatch(/with: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+    expect(err.details).toEqual({ step: 'TLS' });
   });
 
   it('refuses a server certificate from another CA (StartTLS), naming ca_file and its path', async () => {
-    const err = (await read([source({ start_tls: true, ca_file: slapd.otherCaFile })]).catch((e: unknown) => e)) as Error;
-    expect(err.message).toMatch(/^source "corp": StartTLS with ldap:\/\/127\.0\.0\.1:\d+ failed: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
-    const hint = `; the server's certificate is not signed by the CA in ca_file ${slapd.otherCaFile}: set ca_file to the PEM of the CA that signed it`;
-    expect(err.message.slice(-hint.length)).toBe(hint);
+    const err = (await read([source({ start_tls: true, ca_file: slapd.otherCaFile })]).catch((e: unknown) => e)) as OrgsyncError;
+    const hint = `TLS with ${slapd.url} failed: the server's certificate is not signed by the CA in ca_file ${slapd.otherCaFile}: set ca_file to the PEM of the CA that signed it (on Active Directory, the enterprise root CA's certificate); the connection failed with: `;
+    expect(err.message.slice(0, 15 + hint.length)).toBe(`source "corp": ${hint}`);
+    expect(err.details).toEqual({ step: 'TLS' });
   });
 
-  it('fails on a wrong bind password', async () => {
-    await expect(read([source({ bind_password: 'wrong' })])).rejects.toThrow('source "corp": bind as cn=admin,dc=example,dc=org failed: invalid credentials (LDAP result 49)');
-  });
-
-  it('fails on a base DN that does not exist', async () => {
-    await expect(read([source({ base_dn: 'dc=nope,dc=org' })])).rejects.toThrow(
-      'source "corp": departments: search under "dc=nope,dc=org" with (objectClass=organizationalUnit) failed: no such object (LDAP result 32)',
+  it('fails on a wrong bind password, naming bind_dn and bind_password', async () => {
+    await expect(read([source({ bind_password: 'wrong' })])).rejects.toThrow(
+      'source "corp": bind as cn=admin,dc=example,dc=org failed: the server refused the name or password: check bind_dn "cn=admin,dc=example,dc=org" and bind_password; the server said: invalid credentials (LDAP result 49)',
     );
   });
 
-  it('fails when the server is not there', async () => {
-    await expect(read([source({ url: 'ldap://127.0.0.1:9' })])).rejects.toThrow('source "corp": cannot connect to ldap://127.0.0.1:9: ECONNREFUSED');
+  it('fails on a base DN that does not exist, naming base_dn', async () => {
+    await expect(read([source({ base_dn: 'dc=nope,dc=org' })])).rejects.toThrow(
+      'source "corp": departments: search under "dc=nope,dc=org" with (objectClass=organizationalUnit) failed: the base DN "dc=nope,dc=org" does not exist (or the account "cn=admin,dc=example,dc=org" may not see it): check base_dn; the server said: no such object (LDAP result 32)',
+    );
+  });
+
+  it('fails when the server is not there, naming url', async () => {
+    const err = (await read([source({ url: 'ldap://127.0.0.1:9' })]).catch((e: unknown) => e)) as OrgsyncError;
+    expect(err.message).toBe('source "corp": cannot connect to ldap://127.0.0.1:9: nothing listens on 127.0.0.1:9: check url (host and port: 636 for ldaps://, 389 for ldap://); the connection failed with: ECONNREFUSED');
+    expect(err.details).toEqual({ step: 'connect' });
   });
 
   it('takes the bind password from a file or the environment (config loader)', async () => {
@@ -150,6 +156,19 @@ describe.skipIf(!run)('LDAP connector: openldap profile against a real slapd', (
     const fromEnv = parseConfig(yaml('bind_password: ${LDAP_PW}'), join(dir, 'c.yaml'), { LDAP_PW: slapd.rootPassword });
     expect(fromEnv.meta.secrets).toContain(slapd.rootPassword);
     await expectCorp(await readDesiredState(fromEnv, { env: {}, logger: silentLogger, clock: instantClock }));
+  });
+
+  it('a refused password names where it was read: the environment variable or the file', async () => {
+    const dir = tempDir('orgsync-ldap-');
+    writeFileSync(join(dir, 'bind-pw'), 'wrong-password\n');
+    const yaml = (pw: string) =>
+      `platform:\n  base_url: http://127.0.0.1:1\nsources:\n  - name: corp\n    type: ldap\n    url: ${slapd.url}\n    bind_dn: ${slapd.rootDn}\n    ${pw}\n    base_dn: dc=example,dc=org\n`;
+    const refused = (from: string) =>
+      `source "corp": bind as cn=admin,dc=example,dc=org failed: the server refused the name or password: check bind_dn "cn=admin,dc=example,dc=org" and bind_password (read from ${from}); the server said: invalid credentials (LDAP result 49)`;
+    const fromFile = parseConfig(yaml('bind_password_file: bind-pw'), join(dir, 'c.yaml'), {});
+    await expect(readDesiredState(fromFile, { env: {}, logger: silentLogger, clock: instantClock })).rejects.toThrow(refused(`file ${join(dir, 'bind-pw')} (bind_password_file)`));
+    const fromEnv = parseConfig(yaml('bind_password: ${LDAP_PW}'), join(dir, 'c.yaml'), { LDAP_PW: 'also-wrong' });
+    await expect(readDesiredState(fromEnv, { env: {}, logger: silentLogger, clock: instantClock })).rejects.toThrow(refused('$LDAP_PW'));
   });
 
   it('takes departments from an attribute when told to', async () => {

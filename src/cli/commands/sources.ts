@@ -7,8 +7,8 @@ import type { EntityKind } from '../../domain/entities.js';
 import { createLogger, wantsPretty } from '../../observability/logger.js';
 import { applyLifecycle, lifecycleOptionsFrom } from '../../planner/index.js';
 import { parseHrDate } from '../../shared/dates.js';
-import { EXIT, OrgsyncError } from '../../shared/errors.js';
-import { readSourcesReport, type SourcesReport } from '../../sources/index.js';
+import { EXIT, isOrgsyncError, OrgsyncError } from '../../shared/errors.js';
+import { checkSources, readSourcesReport, type SourceCheckStep, type SourcesReport } from '../../sources/index.js';
 import { previewSource, type SourcePreviewRead } from '../../sources/preview/read-preview.js';
 import { previewDocument, renderPreview, type PreviewLifecycle } from '../../sources/preview/render.js';
 import { renderSuggestion, suggestMapping } from '../../sources/suggest/suggest.js';
@@ -51,7 +51,9 @@ Examples:
 function registerCheck(sources: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
   sources
     .command('check')
-    .description('Read every source, merge and validate, and print the counts, the quarantine report and the values dropped from kept records (warnings such as invalid_phone_dropped). Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a source cannot be read, 2 on a config error.')
+    .description(
+      'Check each LDAP source step by step (connect, TLS, bind, search of the members filter, read of the watermark attribute), then read every source, merge and validate, and print the counts, the quarantine report and the values dropped from kept records (warnings such as invalid_phone_dropped). A failed step stops the check: it is named, with the setting to change. Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a step fails or a source cannot be read, 2 on a config error.',
+    )
     .requiredOption('-c, --config <file>', 'config file (YAML); needs sources:')
     .option('--json', 'print one JSON document (per-source counts, desired counts, quarantine entries, warnings) instead of text')
     .addHelpText(
@@ -67,9 +69,18 @@ Examples:
           // Never calls the platform, so its key is neither needed nor read.
           const cfg = loadConfig(opts.config, ctx.env, { platformSecrets: false });
           const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets, redactPaths: cfg.log.redact });
+          const readOpts = { env: ctx.env, logger, signal: ctx.shutdownSignal };
+          const checks: SourceCheckStep[] = [];
+          try {
+            await checkSources(cfg, readOpts, (s) => checks.push(s));
+          } catch (err) {
+            if (!opts.json) ctx.stdout.write(renderChecks(cfg.meta.file, checks));
+            throw atStep(err, checks.at(-1));
+          }
           // The members are staged in a private temporary database (issue 42): a million are checked in bounded memory.
-          const report = await readSourcesReport(cfg, { env: ctx.env, logger, signal: ctx.shutdownSignal, stage: privateMemberStage() });
-          ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(cfg.meta.file, report));
+          const report = await readSourcesReport(cfg, { ...readOpts, stage: privateMemberStage() });
+          ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report, checks), null, 2)}
+` : renderReport(cfg.meta.file, report, checks));
           return report.state.quarantine.length > 0 ? EXIT.PARTIAL : EXIT.OK;
         })(),
       );
@@ -150,9 +161,10 @@ function lifecycleJudge(cfg: Config, now: number): (m: DesiredMember) => Preview
   };
 }
 
-function toJson(report: SourcesReport) {
+function toJson(report: SourcesReport, checks: SourceCheckStep[]) {
   const { state } = report;
   return {
+    checks,
     sources: report.sources,
     desired: { departments: state.departments.length, positions: state.positions.length, members: state.members.length },
     provided: state.provided,
@@ -169,10 +181,25 @@ function renderEntry(q: QuarantineEntry): string {
   return `  ${q.entity}${id} (source ${q.source}, ${q.location}): ${q.reason}: ${q.message}\n`;
 }
 
-/** The text report: one line per source, the merged counts, then every quarantined record. */
-export function renderReport(file: string, report: SourcesReport): string {
-  const { state } = report;
+/** The header and one line per check step (`check ad: bind ok (as ...)`); a failed step's message is the error's. */
+function renderChecks(file: string, checks: SourceCheckStep[]): string {
   let out = `sources check: ${file}\n`;
+  for (const c of checks) out += `check ${c.source}: ${c.step} ${c.result}${c.result === 'failed' ? '' : ` (${c.detail})`}\n`;
+  return out;
+}
+
+/** The error of a failed step, its message saying which step it was (`source "ad": sources check failed at "bind": ...`). */
+function atStep(err: unknown, last: SourceCheckStep | undefined): unknown {
+  if (!isOrgsyncError(err) || last?.result !== 'failed') return err;
+  const prefix = `source "${last.source}": `;
+  const rest = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  return new OrgsyncError(err.code, `${prefix}sources check failed at "${last.step}": ${rest}`, { cause: err, details: err.details });
+}
+
+/** The text report: the check steps, one line per source, the merged counts, then every quarantined record. */
+export function renderReport(file: string, report: SourcesReport, checks: SourceCheckStep[] = []): string {
+  const { state } = report;
+  let out = renderChecks(file, checks);
   for (const s of report.sources) {
     const ex = (['departments', 'positions', 'members'] as const).filter((e) => (s.excluded?.[e] ?? 0) > 0);
     const scoped = ex.length > 0 ? `, out of scope: ${ex.map((e) => `${s.excluded[e]} ${e}`).join(', ')}` : '';

@@ -7,13 +7,16 @@
  * (Authorization, Cookie and headers named like a key, token or secret) are never sent to another origin, listed
  * or not.
  */
+import { readFile } from 'node:fs/promises';
+import type { Dispatcher } from 'undici';
 import { redactUrl } from '../../shared/redact.js';
 import { isNotTls } from '../../shared/tls.js';
 import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
 import type { AuthProvider } from './auth.js';
+import { authFailure, httpTlsFailure, type HttpFailureSource } from './failures.js';
 
 /** What one HTTP source brings to its requests. */
-export interface HttpSource {
+export interface HttpSource extends HttpFailureSource {
   name: string;
   headers: Record<string, string>;
   timeout_ms: number;
@@ -30,8 +33,10 @@ const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|key|toke
 /** What a request waited for when undici gave up, by its timeout code. */
 const WAITED_FOR: Record<string, string> = { UND_ERR_HEADERS_TIMEOUT: 'no answer', UND_ERR_BODY_TIMEOUT: 'no end of the body' };
 
-/** The end of a message for a request that got no answer: a timeout and plain HTTP under https:// name the setting. */
-function transportFailure(err: unknown, entity: string, timeoutMs: number): string {
+/** The end of a message for a request that got no answer: a timeout, TLS and plain HTTP under https:// name the setting. */
+function transportFailure(err: unknown, entity: string, timeoutMs: number, url: URL, caPath: string | undefined): string {
+  const tls = httpTlsFailure(err, url, caPath);
+  if (tls !== undefined) return tls;
   const code = (err as { code?: string }).code;
   const waited = code === undefined ? undefined : WAITED_FOR[code];
   if (waited !== undefined) return `: ${waited} within ${timeoutMs} ms (${code}): raise this source's timeout_ms if the HRIS is this slow`;
@@ -48,6 +53,11 @@ export function headersForOtherOrigin(headers: Record<string, string>): Record<s
 export class HttpPageReader {
   readonly home: string;
 
+  /** The resolved path of the source's ca_file, when set. */
+  private readonly caPath: string | undefined;
+  /** An undici Agent trusting ca_file's CA (made at the first request), when ca_file is set. */
+  private dispatcher: Promise<Dispatcher> | undefined;
+
   constructor(
     private readonly source: HttpSource,
     private readonly entity: string,
@@ -56,6 +66,24 @@ export class HttpPageReader {
     private readonly ctx: SourceReadContext,
   ) {
     this.home = new URL(url).origin;
+    this.caPath = source.ca_file === undefined ? undefined : ctx.resolvePath(source.ca_file);
+  }
+
+  /** The dispatcher of this source's requests: one that trusts ca_file's CA (instead of the system's), or undici's default. */
+  private agent(): Promise<Dispatcher> | undefined {
+    const caPath = this.caPath;
+    if (caPath === undefined) return undefined;
+    this.dispatcher ??= (async () => {
+      let ca: Buffer;
+      try {
+        ca = await readFile(caPath);
+      } catch (err) {
+        throw sourceUnreadable(this.source.name, `cannot read ca_file ${caPath}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, err);
+      }
+      const { Agent } = await import('undici');
+      return new Agent({ connect: { ca } });
+    })();
+    return this.dispatcher;
   }
 
   /** Throws unless `target` may be read: the entity's own origin or an allowed one. */
@@ -98,7 +126,9 @@ export class HttpPageReader {
         if (method === 'POST') headers['content-type'] = 'application/json';
         // Loaded at the first request: a run without an HTTP source never evaluates the whole of undici (issue 31).
         const { request } = await import('undici');
+        const dispatcher = await this.agent();
         const res = await request(url, {
+          ...(dispatcher ? { dispatcher } : {}),
           method,
           ...(method === 'POST' ? { body: payload ?? '{}' } : {}),
           headers,
@@ -118,7 +148,7 @@ export class HttpPageReader {
           await ctx.clock.sleep(backoff(attempt), ctx.signal);
           continue;
         }
-        throw sourceUnreadable(source.name, `${entity}: ${method} ${where}${transportFailure(err, entity, source.timeout_ms)}`, err);
+        throw sourceUnreadable(source.name, `${entity}: ${method} ${where}${transportFailure(err, entity, source.timeout_ms, url, this.caPath)}`, err);
       }
       if ((status >= 200 && status < 300) || request_.answer?.(status) === true) return { text, url, status, date: Array.isArray(date) ? date[0] : date };
       if (REDIRECTS.has(status)) {
@@ -147,7 +177,8 @@ export class HttpPageReader {
         await ctx.clock.sleep(Number.isFinite(ra) && ra > 0 ? Math.min(ra, 300) * 1000 : backoff(attempt), ctx.signal);
         continue;
       }
-      throw sourceUnreadable(source.name, `${entity}: ${method} ${where} answered HTTP ${status}${status === 401 && refreshed ? ' (also with a fresh token)' : ''}`);
+      const refused = (status === 401 || status === 403) && url.origin === this.home ? authFailure(status, text, source, ctx) : '';
+      throw sourceUnreadable(source.name, `${entity}: ${method} ${where} answered HTTP ${status}${status === 401 && refreshed ? ' (also with a fresh token)' : ''}${refused}`);
     }
   }
 }

@@ -6,13 +6,12 @@
  * source (issue 31), the members are read by delta or kept in it (delta-members.ts); departments and positions are
  * read in full every run.
  */
-import { readFile } from 'node:fs/promises';
-import { isIP } from 'node:net';
-import type { ConnectionOptions } from 'node:tls';
-import { Client, type SearchEntry } from 'ldapts';
+import type { Client, SearchEntry } from 'ldapts';
 import type { FieldSpec, LdapSourceConfig } from '../../config/sources.js';
 import { compileField, SourceCollector, type SourceBatch } from '../../desired/index.js';
 import { sourceUnreadable, throwIfAborted, type ReadObserver, type SourceReadContext } from '../context.js';
+import { failureOf, openLdap } from './connect.js';
+import { isConnectFailure, isTlsFailure, searchAccessFailure, serverWords, type LdapFailureContext } from './errors.js';
 import { readMembersWithSnapshot, type MemberQuery, type Search } from './delta-members.js';
 import { dnKey, dnParts } from './dn.js';
 import { leanEntries } from './entry-decoder.js';
@@ -44,67 +43,6 @@ function plan(source: LdapSourceConfig) {
   return { profile, ouTree, deptCfg, departmentFrom, memberFields, departmentFields };
 }
 
-async function connect(source: LdapSourceConfig, ctx: SourceReadContext): Promise<Client> {
-  const url = new URL(source.url);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const tls: ConnectionOptions = { rejectUnauthorized: true, host };
-  const serverName = source.tls_server_name ?? (isIP(host) ? undefined : host);
-  if (serverName) tls.servername = serverName;
-  const caPath = source.ca_file ? ctx.resolvePath(source.ca_file) : undefined;
-  if (source.ca_file) {
-    const path = caPath!;
-    try {
-      tls.ca = [await readFile(path)];
-    } catch (err) {
-      throw sourceUnreadable(source.name, `cannot read ca_file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, err);
-    }
-  }
-  const secure = url.protocol === 'ldaps:';
-  const client = new Client({ url: source.url, timeout: source.timeout_ms, connectTimeout: source.connect_timeout_ms, strictDN: false, ...(secure ? { tlsOptions: tls } : {}) });
-  try {
-    if (source.start_tls && !secure) await client.startTLS(tls);
-  } catch (err) {
-    await client.unbind().catch(() => {});
-    throw sourceUnreadable(source.name, `StartTLS with ${source.url} failed: ${describeError(err)}${caHint(err, caPath)}`, err);
-  }
-  if (source.bind_dn) {
-    try {
-      await client.bind(source.bind_dn, source.bind_password ?? '');
-    } catch (err) {
-      await client.unbind().catch(() => {});
-      const connectish = (err as { code?: unknown }).code;
-      const what = typeof connectish === 'string' ? `cannot connect to ${source.url}` : `bind as ${source.bind_dn} failed`;
-      throw sourceUnreadable(source.name, `${what}: ${describeError(err)}${caHint(err, caPath)}`, err);
-    }
-  }
-  return client;
-}
-
-/** node:tls codes of a server certificate that no trusted CA signed. */
-const UNTRUSTED_CA_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'DEPTH_ZERO_SELF_SIGNED_CERT']);
-
-/** For a certificate no trusted CA signed: which CA was trusted, and ca_file as the setting to change. */
-function caHint(err: unknown, caPath: string | undefined): string {
-  const code = (err as { code?: unknown }).code;
-  if (typeof code !== 'string' || !UNTRUSTED_CA_CODES.has(code)) return '';
-  return caPath
-    ? `; the server's certificate is not signed by the CA in ca_file ${caPath}: set ca_file to the PEM of the CA that signed it`
-    : `; the server's certificate is not signed by a CA this system trusts: set ca_file to the PEM of the CA that signed it`;
-}
-
-function describeError(err: unknown): string {
-  const e = err as { code?: unknown; message?: string };
-  if (typeof e.code === 'number') {
-    // ldapts names the result in the class (InvalidCredentialsError); its message is often just "Code: 0x31".
-    const name = (err as Error).constructor?.name ?? '';
-    const words = name.endsWith('Error') && name !== 'Error' ? name.slice(0, -5).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase() : 'error';
-    const diag = (e.message ?? '').replace(/\s+/g, ' ').trim();
-    return `${words}${diag && !/^Code: 0x[0-9a-f]+$/i.test(diag) ? `: ${diag}` : ''} (LDAP result ${e.code})`;
-  }
-  if (typeof e.code === 'string') return `${e.code}${e.message && !e.message.includes(e.code) ? `: ${e.message}` : ''}`;
-  return e.message ?? String(err);
-}
-
 /** Reads a `type: ldap` source. */
 export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadContext): Promise<SourceBatch> {
   const p = plan(source);
@@ -123,10 +61,10 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     rank: ctx.rank,
   });
   const observe = ctx.observe;
-  const client = await connect(source, ctx);
+  const { client, failure } = await openLdap(source, ctx);
   leanEntries(client);
   try {
-    const search = searcher(client, source, ctx);
+    const search = searcher(client, failure, ctx);
     // A preview reads the first entries only: never by delta, never into the snapshot.
     const delta = observe === undefined ? ctx.delta : undefined;
     // Taken before anything is read: an entry changed while this read runs is read again by the next delta.
@@ -153,7 +91,9 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
   return collector.finish();
 }
 
-function searcher(client: Client, source: LdapSourceConfig, ctx: SourceReadContext): Search {
+/** One paged search after another on the source's connection; a failure names the search and what to change. */
+export function searcher(client: Client, failure: LdapFailureContext, ctx: SourceReadContext): Search {
+  const source = failure.source;
   return async (entity, base, filter, scope, attributes, onEntry) => {
     try {
       for await (const page of pagedSearch(client, { base, scope, filter, attributes, pageSize: source.page_size, timeLimitSeconds: source.time_limit_seconds })) {
@@ -170,7 +110,10 @@ function searcher(client: Client, source: LdapSourceConfig, ctx: SourceReadConte
           `${entity}: search under "${base}": the server answered a paged search without the paged-results control (RFC 2696), so the read may be short; nothing is written (check the server's paged-results limits for ${source.bind_dn ?? 'anonymous binds'})`,
         );
       }
-      throw sourceUnreadable(source.name, `${entity}: search under "${base}" with ${filter} failed: ${describeError(err)}`, err);
+      // Without a bind the first search opens the connection (and makes the TLS handshake of ldaps://).
+      if (isConnectFailure(err) || isTlsFailure(err)) throw failureOf(err, failure, 'search', 'search of the members filter');
+      const access = searchAccessFailure(err, failure, base, entity);
+      throw sourceUnreadable(source.name, `${entity}: search under "${base}" with ${filter} failed: ${access ?? serverWords(err)}`, err);
     }
   };
 }

@@ -12,7 +12,7 @@ import type { EntityKind } from '../../domain/entities.js';
 import { buildDesiredState, type MappingTrace, type SourceBatch, type TextProblem } from '../../desired/index.js';
 import { systemClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
-import type { ReadObserver, SourceReadContext } from '../context.js';
+import { secretOriginsOf, type ReadObserver, type SourceReadContext } from '../context.js';
 import { readSource } from '../index.js';
 import { LDAP_PROFILES } from '../ldap/profiles.js';
 
@@ -76,7 +76,7 @@ class PreviewObserver implements ReadObserver {
 
 /** What previewSource needs besides the source. */
 export interface PreviewOptions {
-  config: Pick<Config, 'meta'> & { timezone?: string };
+  config: Pick<Config, 'meta'> & { timezone?: string; sources?: readonly SourceConfig[] };
   entity: EntityKind;
   limit: number;
   env: Record<string, string | undefined>;
@@ -109,6 +109,7 @@ export async function previewSource(source: SourceConfig, opts: PreviewOptions):
     timezone: opts.config.timezone,
     signal: opts.signal,
     resolvePath: (p) => resolveConfigPath(opts.config, p),
+    secretOrigin: secretOriginsOf(opts.config.meta.secret_origins, opts.config.sources?.indexOf(source) ?? -1),
     observe: observer,
   };
   const batch = await readSource(source, ctx);
