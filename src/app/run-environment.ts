@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Config } from '../config/schema.js';
+import { INSECURE_TRANSPORT_KEY, insecureTransportWarnings } from '../config/transport.js';
 import { throughSeam, type WriteGate } from '../applier/index.js';
 import { createRunApprovals, reportContextOf } from '../daemon/approvals.js';
 import { metricsRunObserver, mirrorProbe } from '../daemon/daemon.js';
@@ -268,6 +269,8 @@ export function openRunEnvironment(config: Config, ctx: { env: Record<string, st
   const clock = options.clock ?? systemClock;
   const logOptions = logOptionsFrom(config);
   const logger = createLogger({ ...logOptions, destination: options.logDestination, pretty: wantsPretty(logOptions.format, options.logIsTTY), ...(options.terminal ? { terminal: options.terminal } : {}) });
+  // Issue 44: a config that lets a credential cross the network in clear says so at every start, loudly.
+  for (const warning of insecureTransportWarnings(config)) logger.warn({ setting: INSECURE_TRANSPORT_KEY, warning }, 'allow_insecure_transport: a credential crosses the network in clear');
   const stateSettings = stateDbOptionsFrom(config);
   const readOnly = options.readOnly === true;
   const state = openState(stateSettings, clock, logger, readOnly);
