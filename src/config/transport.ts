@@ -122,8 +122,8 @@ export function insecureTransports(config: TransportConfig): InsecureTransport[]
     out.push({ path: ['platform', 'base_url'], host: platformHost, secret: 'the API key', fix: 'use https://', allowed: allowAll || config.platform?.allow_insecure_transport === true });
   }
   (config.sources ?? []).forEach((source, i) => {
-    if (source.type === 'ldap') out.push(...ldapInsecure(source, i, allowAll));
-    else if (source.type === 'hris-json' || source.type === undefined) out.push(...hrisInsecure(source, i, allowAll));
+    const found = source.type === 'ldap' ? ldapInsecure(source, i, allowAll) : source.type === 'hris-json' || source.type === undefined ? hrisInsecure(source, i, allowAll) : [];
+    for (const t of found) out.push(t);
   });
   return out;
 }
