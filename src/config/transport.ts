@@ -58,7 +58,7 @@ export interface InsecureTransport {
   /** The config path of the URL (`platform.base_url`, `sources[1].url`). */
   path: (string | number)[];
   host: string;
-  /** What would cross: `the API key`, `the bind password`, `its credentials`. */
+  /** What would cross: `the API key`, `the bind password`, `the source's credentials`. */
   secret: string;
   /** The secure setting to use instead. */
   fix: string;
@@ -100,7 +100,7 @@ function hrisInsecure(source: Record<string, unknown>, i: number, allowAll: bool
     const userInfo = u.url !== undefined && /^[a-z]+:\/\/[^/?#]*@/i.test(u.url);
     if (!credentialed && !userInfo && !u.alwaysSecret) continue;
     const host = plaintextRemote(u.url, 'http:');
-    if (host) out.push({ path: ['sources', i, ...u.path], host, secret: u.alwaysSecret ? 'the client secret' : 'its credentials (auth, headers)', fix: 'use https://', allowed });
+    if (host) out.push({ path: ['sources', i, ...u.path], host, secret: u.alwaysSecret ? 'the client secret' : "the source's credentials (auth, headers)", fix: 'use https://', allowed });
   }
   return out;
 }
