@@ -42,6 +42,7 @@ import { KEY_DROPPED_MESSAGE } from '../platform/key-pool.js';
 import type { PlanReportContext } from '../planner/report/index.js';
 import { steadyWallClock, systemClock, type Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
+import { recordedMessage } from '../shared/errors.js';
 import { VERSION } from './version.js';
 
 /** How long closing an environment waits for queued notifications (bounded: a dead webhook delays exit by this at most). */
@@ -254,7 +255,8 @@ function runIn(w: RunWiring, opts: RunOnceOptions, run: EnvironmentRun, log: Log
       return summary;
     },
     (err: unknown) => {
-      if (opts.mode === 'apply') notify(failedEvent(config.sync.id, runId ?? null, err instanceof Error ? err.message : String(err), new Date(clock.now()).toISOString()));
+      // As recorded (issue 44): a webhook body never carries a trigger's selector (it may be a person's e-mail).
+      if (opts.mode === 'apply') notify(failedEvent(config.sync.id, runId ?? null, recordedMessage(err), new Date(clock.now()).toISOString()));
       // A locked or damaged state DB is told with its path and the way out, not as an internal error.
       throw explainStateDbError(err, env.dbPath, { busyTimeoutMs: w.busyTimeoutMs });
     },
