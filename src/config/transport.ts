@@ -71,6 +71,8 @@ interface TransportConfig {
   allow_insecure_transport?: boolean;
   platform?: { base_url?: string; allow_insecure_transport?: boolean };
   sources?: readonly Record<string, unknown>[];
+  metrics?: { pushgateway_url?: string };
+  notify?: { webhooks?: readonly { url?: string }[] };
 }
 
 const HRIS_ENTITIES = ['departments', 'positions', 'members'] as const;
@@ -113,10 +115,22 @@ function ldapInsecure(source: Record<string, unknown>, i: number, allowAll: bool
   return [{ path: ['sources', i, 'url'], host, secret: 'the bind DN and password', fix: 'use ldaps:// or start_tls: true', allowed: allowAll || source.allow_insecure_transport === true }];
 }
 
+/** The Pushgateway and the webhooks: no credential of their own, but a password in a URL's user-info is one. */
+function userInfoInsecure(config: TransportConfig, allowAll: boolean): InsecureTransport[] {
+  const urls: { path: (string | number)[]; url: string | undefined }[] = [{ path: ['metrics', 'pushgateway_url'], url: config.metrics?.pushgateway_url }];
+  (config.notify?.webhooks ?? []).forEach((w, i) => urls.push({ path: ['notify', 'webhooks', i, 'url'], url: w.url }));
+  const out: InsecureTransport[] = [];
+  for (const u of urls) {
+    const host = u.url !== undefined && /^[a-z]+:\/\/[^/?#]*@/i.test(u.url) ? plaintextRemote(u.url, 'http:') : undefined;
+    if (host) out.push({ path: u.path, host, secret: 'the user-info of the URL', fix: 'use https://', allowed: allowAll });
+  }
+  return out;
+}
+
 /** Every place of the config where a credential would cross the network in clear, allowed or not. */
 export function insecureTransports(config: TransportConfig): InsecureTransport[] {
   const allowAll = config.allow_insecure_transport === true;
-  const out: InsecureTransport[] = [];
+  const out: InsecureTransport[] = userInfoInsecure(config, allowAll);
   const platformHost = plaintextRemote(config.platform?.base_url, 'http:');
   if (platformHost) {
     out.push({ path: ['platform', 'base_url'], host: platformHost, secret: 'the API key', fix: 'use https://', allowed: allowAll || config.platform?.allow_insecure_transport === true });
@@ -128,15 +142,16 @@ export function insecureTransports(config: TransportConfig): InsecureTransport[]
   return out;
 }
 
-/** The block whose `allow_insecure_transport` allows the place at `path` (`platform`, `sources[1]`). */
+/** Where `allow_insecure_transport` allows the place at `path`: `platform.`, `sources[1].`, or the top of the file. */
 function blockOf(path: readonly (string | number)[]): string {
-  return path[0] === 'sources' ? `sources[${path[1]}]` : String(path[0]);
+  if (path[0] === 'sources') return `sources[${path[1]}].`;
+  return path[0] === 'platform' ? 'platform.' : '';
 }
 
 /** The refusal of a place not allowed (one line; the loader prefixes file:line:col and the path). */
 export function insecureTransportMessage(t: InsecureTransport): string {
   const scheme = t.fix.includes('ldaps') ? 'ldap://' : 'http://';
-  return `${scheme} to ${t.host} would send ${t.secret} across the network in clear: ${t.fix} (only the loopback interface may be reached in clear; for a lab, ${blockOf(t.path)}.${INSECURE_TRANSPORT_KEY}: true allows it, loudly)`;
+  return `${scheme} to ${t.host} would send ${t.secret} across the network in clear: ${t.fix} (only the loopback interface may be reached in clear; for a lab, ${blockOf(t.path) || 'the top-level '}${INSECURE_TRANSPORT_KEY}: true allows it, loudly)`;
 }
 
 /** One warning per place an `allow_insecure_transport` lets a credential cross the network in clear (every command prints or logs them). */

@@ -76,6 +76,20 @@ describe('plaintext transport refused where credentials would cross it', () => {
     }
   });
 
+  it('a password in the user-info of an http:// Pushgateway or webhook URL off loopback: refused, allowed only at the top of the file', async () => {
+    const text = `${platform('https://platform.example.com').replace('log:', 'metrics:\n  pushgateway_url: http://push:pw-0004@pushgateway.monitoring:9091\nlog:')}notify:\n  webhooks:\n    - url: http://hook:pw-0005@hooks.example.com/orgsync\n    - url: http://hooks.example.com/no-credentials\n`;
+    const r = await runCli(['config', 'validate', '--config', configFile(text)], ENV);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n').filter(Boolean).map((l) => l.replace(/^orgsync: [^ ]+ /, ''))).toEqual([
+      'metrics.pushgateway_url: http:// to pushgateway.monitoring would send the user-info of the URL across the network in clear: use https:// (only the loopback interface may be reached in clear; for a lab, the top-level allow_insecure_transport: true allows it, loudly)',
+      'notify.webhooks[0].url: http:// to hooks.example.com would send the user-info of the URL across the network in clear: use https:// (only the loopback interface may be reached in clear; for a lab, the top-level allow_insecure_transport: true allows it, loudly)',
+    ]);
+    expect(r.stderr).not.toMatch(/pw-000[45]/);
+    const allowed = await runCli(['config', 'validate', '--config', configFile(`${text}allow_insecure_transport: true\n`)], ENV);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stderr.split('\n').filter(Boolean)).toHaveLength(2);
+  });
+
   it('allow_insecure_transport: true (on the block, or for the whole file) accepts it, and every command says so', async () => {
     const perBlock = configFile(platform('http://platform.example.com:8080', '  allow_insecure_transport: true\n') + ldap('ldap://ldap.example.com:389', '    allow_insecure_transport: true\n'));
     const validate = await runCli(['config', 'validate', '--config', perBlock], ENV);
