@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Config } from '../config/schema.js';
+import { INSECURE_TRANSPORT_KEY, insecureTransportWarnings } from '../config/transport.js';
 import { throughSeam, type WriteGate } from '../applier/index.js';
 import { createRunApprovals, reportContextOf } from '../daemon/approvals.js';
 import { metricsRunObserver, mirrorProbe } from '../daemon/daemon.js';
@@ -42,6 +43,7 @@ import { KEY_DROPPED_MESSAGE } from '../platform/key-pool.js';
 import type { PlanReportContext } from '../planner/report/index.js';
 import { steadyWallClock, systemClock, type Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
+import { recordedMessage } from '../shared/errors.js';
 import { VERSION } from './version.js';
 
 /** How long closing an environment waits for queued notifications (bounded: a dead webhook delays exit by this at most). */
@@ -257,7 +259,8 @@ function runIn(w: RunWiring, opts: RunOnceOptions, run: EnvironmentRun, log: Log
       return summary;
     },
     (err: unknown) => {
-      if (opts.mode === 'apply') notify(failedEvent(config.sync.id, runId ?? null, err instanceof Error ? err.message : String(err), new Date(clock.now()).toISOString()));
+      // As recorded (issue 44): a webhook body never carries a trigger's selector (it may be a person's e-mail).
+      if (opts.mode === 'apply') notify(failedEvent(config.sync.id, runId ?? null, recordedMessage(err), new Date(clock.now()).toISOString()));
       // A locked or damaged state DB is told with its path and the way out, not as an internal error.
       throw explainStateDbError(err, env.dbPath, { busyTimeoutMs: w.busyTimeoutMs });
     },
@@ -272,6 +275,8 @@ export function openRunEnvironment(config: Config, ctx: { env: Record<string, st
   const clock = options.clock ?? systemClock;
   const logOptions = logOptionsFrom(config);
   const logger = createLogger({ ...logOptions, destination: options.logDestination, pretty: wantsPretty(logOptions.format, options.logIsTTY), ...(options.terminal ? { terminal: options.terminal } : {}) });
+  // Issue 44: a config that lets a credential cross the network in clear says so at every start, loudly.
+  for (const warning of insecureTransportWarnings(config)) logger.warn({ setting: INSECURE_TRANSPORT_KEY, warning }, 'allow_insecure_transport: a credential crosses the network in clear');
   const stateSettings = stateDbOptionsFrom(config);
   const readOnly = options.readOnly === true;
   const state = openState(stateSettings, clock, logger, readOnly);

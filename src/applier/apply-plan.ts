@@ -709,7 +709,7 @@ async function onCreateConflict(c: Change, err: PlatformError, body: Record<stri
   else if (deps.adopt.members.includes('phone') && wantPhone && normPhone(found.phone) === wantPhone) matchedBy = 'phone';
   const ownedAlready = ownership.sourceIdOfAccount(found.account_id) !== undefined;
   if (!matchedBy && !ownedAlready) {
-    return { change: c, status: 'conflict', message: `${err.code}: member "${found.display_name}" (${found.account_id}) is already in the tenant and not owned by this sync; left alone (sync.adopt.members enables adoption)` };
+    return { change: c, status: 'conflict', message: `${err.code}: member ${found.account_id} is already in the tenant and not owned by this sync; left alone (sync.adopt.members enables adoption)` };
   }
   const account = found.account_id;
   await ctx.durable(() => {

@@ -95,6 +95,20 @@ function registerEnvValue(v: string, isSecret: boolean, ctx: LoadContext): void 
   }
 }
 
+/**
+ * Why a secret's value cannot be one (issue 44), or undefined: several lines or a control character would be sent
+ * as part of a header or a bind and fail far from their cause (a two-line key file made `plan` retry for a minute
+ * and exit without a word). The value itself is never shown.
+ */
+export function secretShapeProblem(secret: string): string | undefined {
+  const lines = secret.split(/\r\n|\r|\n/).length;
+  if (lines > 1) return `holds ${lines} lines; a secret is one line (write it without the extra lines, e.g. printf '%s' "$SECRET" > file)`;
+  // eslint-disable-next-line no-control-regex
+  const control = /[\u0000-\u001f\u007f]/.exec(secret);
+  if (control) return `holds a control character (U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}); a secret is one line of printable characters`;
+  return undefined;
+}
+
 /** Replaces `${VAR}` and `${VAR:-default}`; `$${` is a literal `${`. A missing variable is an error naming the path. */
 function interpolate(value: string, path: (string | number)[], ctx: LoadContext, isSecret: boolean): string {
   return value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
@@ -109,8 +123,30 @@ function interpolate(value: string, path: (string | number)[], ctx: LoadContext,
   });
 }
 
+/**
+ * The user-info of a URL written in the config (`https://svc:pw@host`) is a credential wherever it came from: its
+ * password (or a user name alone of 8 characters or more, a token's place) is registered, so every output replaces
+ * it (issue 44: `config validate` printed it).
+ */
+function registerUserInfo(value: string, ctx: LoadContext): void {
+  if (!URL_VALUE.test(value) || !value.includes('@')) return;
+  try {
+    const u = new URL(value);
+    const user = decodeURIComponent(u.username);
+    const password = decodeURIComponent(u.password);
+    if (password !== '') ctx.secrets.add(password);
+    else if (user.length >= 8) ctx.secrets.add(user);
+  } catch {
+    // not a URL after all: nothing to register
+  }
+}
+
 function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecret: boolean): unknown {
-  if (typeof node === 'string') return interpolate(node, path, ctx, inSecret);
+  if (typeof node === 'string') {
+    const value = interpolate(node, path, ctx, inSecret);
+    registerUserInfo(value, ctx);
+    return value;
+  }
   if (Array.isArray(node)) return node.map((v, i) => walk(v, [...path, i], ctx, inSecret));
   if (node && typeof node === 'object') {
     const out: Record<string, unknown> = {};
@@ -136,6 +172,11 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
           ctx.secretProblems.push({ secret: [...path, base], line: `${ctx.locate([...path, key])}: ${formatPath([...path, key])}: secret file ${abs} is empty` });
           continue;
         }
+        const shape = secretShapeProblem(secret);
+        if (shape) {
+          ctx.secretProblems.push({ secret: [...path, base], line: `${ctx.locate([...path, key])}: ${formatPath([...path, key])}: secret file ${abs} ${shape}` });
+          continue;
+        }
         ctx.secrets.add(secret);
         const setting = keySetting(path, base);
         if (setting) ctx.keyOrigins[setting] = `file ${abs}`;
@@ -150,7 +191,11 @@ function walk(node: unknown, path: (string | number)[], ctx: LoadContext, inSecr
       }
       const secretish = inSecret || isSecretKey(path, key) || key === 'headers';
       const v = walk(value, [...path, key], ctx, secretish);
-      if (isSecretKey(path, key) && typeof v === 'string' && v !== '') ctx.secrets.add(v);
+      if (isSecretKey(path, key) && typeof v === 'string' && v !== '') {
+        ctx.secrets.add(v);
+        const shape = secretShapeProblem(v);
+        if (shape) ctx.secretProblems.push({ secret: [...path, key], line: `${ctx.locate([...path, key])}: ${formatPath([...path, key])}: the value ${shape}` });
+      }
       const setting = keySetting(path, key);
       if (setting && typeof value === 'string') ctx.keyOrigins[setting] = writtenOrigin(value);
       if (path[0] === 'sources' && isSecretKey(path, key) && typeof value === 'string') ctx.secretOrigins[formatPath([...path, key])] = writtenOrigin(value);

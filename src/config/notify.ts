@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpUrlSchema } from './transport.js';
 
 /** The events a webhook can subscribe to (issue 20). */
 export const NOTIFY_EVENTS = ['refused', 'failed', 'partial', 'pending_approval', 'recovered'] as const;
@@ -6,7 +7,7 @@ export type NotifyEventKind = (typeof NOTIFY_EVENTS)[number];
 
 const webhookSchema = z
   .strictObject({
-    url: z.url({ protocol: /^https?$/ }).describe('Where to POST each event (http or https).'),
+    url: httpUrlSchema().describe('Where to POST each event (http or https).'),
     secret: z
       .string()
       .min(1)

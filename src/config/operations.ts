@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as NodeCron from 'node-cron';
 import { z } from 'zod';
+import { httpUrlSchema } from './transport.js';
 import { durationSchema } from './platform.js';
 
 const requireLazily = createRequire(import.meta.url);
@@ -76,7 +77,7 @@ export const metricsConfigSchema = z
       .default('0.0.0.0:9464')
       .describe('Daemon mode: host:port of the HTTP listener serving /metrics, /healthz, /readyz and /status; "" turns it off. Port 0 takes a free port.'),
     pushgateway_url: z
-      .union([z.literal(''), z.url({ protocol: /^https?$/ })])
+      .union([z.literal(''), httpUrlSchema()])
       .default('')
       .describe('`orgsync sync`: push the run\'s metrics to this Prometheus Pushgateway at the end (job "orgsync", grouped by sync id); "" turns it off.'),
     tls: z

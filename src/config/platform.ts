@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { httpUrlSchema, insecureTransportSchema } from './transport.js';
 
 /** `platform:` — where the platform is and how fast orgsync may talk to it. */
 export const platformConfigSchema = z
   .strictObject({
-    base_url: z.url().describe('Base address of the platform; paths /api/external/v1/... are appended.'),
+    base_url: httpUrlSchema().describe('Base address of the platform (http:// or https://; http:// only to the loopback interface, since the API key travels with every request); paths /api/external/v1/... are appended.'),
+    allow_insecure_transport: insecureTransportSchema,
     api_key: z.string().min(1).optional().describe('The ek_ API key (scopes tenant.org.read and tenant.org.write). Use ${ENV} or api_key_file.'),
     api_keys: z
       .array(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { insecureTransportSchema, refineTransport } from './transport.js';
 import { platformConfigSchema, stateConfigSchema, type PlatformConfig } from './platform.js';
 import { sourcesConfigSchema } from './sources.js';
 import { syncConfigSchema } from './sync.js';
@@ -18,7 +19,12 @@ export const configSchema = z.strictObject({
   daemon: daemonConfigSchema,
   log: logConfigSchema,
   notify: notifyConfigSchema.prefault({}),
-});
+  allow_insecure_transport: insecureTransportSchema.describe(
+    'LABS ONLY. true: allow every block\'s credentials to cross the network in clear (see platform.allow_insecure_transport and a source\'s allow_insecure_transport, which allow it for one block). Every command then warns about it.',
+  ),
+})
+  // Issue 44: no credential crosses a network in clear unless a block (or the file) says so, loudly.
+  .superRefine(refineTransport);
 
 /** The validated config body. */
 export type ConfigBody = z.infer<typeof configSchema>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parsePath, PathSyntaxError } from '../shared/field-path.js';
 import { durationSchema } from './platform.js';
+import { httpUrlSchema, insecureTransportSchema } from './transport.js';
 import { PRESET_NAMES, PRESETS, type Preset } from './presets/index.js';
 
 /**
@@ -236,7 +237,7 @@ export const httpAuthSchema = z
     }),
     z.strictObject({
       type: z.literal('oauth2-client-credentials'),
-      token_url: z.url({ protocol: /^https?$/ }).describe('The token endpoint (e.g. https://login.microsoftonline.com/<tenant>/oauth2/v2.0/token).'),
+      token_url: httpUrlSchema().describe('The token endpoint (e.g. https://login.microsoftonline.com/<tenant>/oauth2/v2.0/token).'),
       client_id: z.string().min(1).describe('The client id.'),
       client_secret: z.string().min(1).describe('The client secret: "${VAR}" or client_secret_file.'),
       scope: z.string().min(1).optional().describe('The scope parameter (Graph: https://graph.microsoft.com/.default).'),
@@ -257,7 +258,7 @@ export const httpAuthSchema = z
 export type HttpAuthConfig = z.infer<typeof httpAuthSchema>;
 
 const hrisEntity = {
-  url: z.url({ protocol: /^https?$/ }).optional().describe('HTTP(S) address of the first page (give url or file).'),
+  url: httpUrlSchema().optional().describe('HTTP(S) address of the first page (give url or file).'),
   method: z.enum(['GET', 'POST']).default('GET').describe('GET, or POST for search endpoints that take a JSON body (HiBob\'s people search).'),
   body: z.record(z.string(), z.unknown()).optional().describe('The JSON body of a POST (sent with every page).'),
   file: z.string().min(1).optional().describe('A JSON file instead of a URL; relative to the config file.'),
@@ -363,7 +364,7 @@ export const hrisJsonSourceSchema = z
       .enum(PRESET_NAMES)
       .optional()
       .describe('A vendor preset (docs/sources/<preset>.md) that fills url, items_path, pagination, fields, status_map and scope; every key can be overridden. type: hris-json may be left out.'),
-    base_url: z.url({ protocol: /^https?$/ }).optional().describe('With a preset: where this tenant\'s API lives (e.g. https://acme.okta.com/scim/v2); presets of single-host vendors have a default.'),
+    base_url: httpUrlSchema().optional().describe('With a preset: where this tenant\'s API lives (e.g. https://acme.okta.com/scim/v2); presets of single-host vendors have a default.'),
     headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers sent with every request of this source (e.g. X-Tenant: acme); Authorization and other credential headers only to the source\'s own origin.'),
     auth: httpAuthSchema.optional(),
     ca_file: z
@@ -371,8 +372,9 @@ export const hrisJsonSourceSchema = z
       .min(1)
       .optional()
       .describe("PEM file of the CA that signed the API's certificate (an internal CA, a TLS-inspecting proxy), trusted instead of the system's CAs for the source's own requests (not a token URL); the certificate is always verified."),
+    allow_insecure_transport: insecureTransportSchema,
     allowed_origins: z
-      .array(z.url({ protocol: /^https?$/ }).transform((u) => new URL(u).origin))
+      .array(httpUrlSchema().transform((u) => new URL(u).origin))
       .default([])
       .describe('Other origins (https://host:port) that next links and redirects may lead to; without it they are refused. Credentials are never sent to them.'),
     timeout_ms: z.number().int().min(100).default(30_000).describe('Per-request timeout.'),
@@ -421,6 +423,7 @@ export const ldapSourceSchema = z
       .describe('Default mappings: openldap (inetOrgPerson, departments from the OU tree) or active-directory (objectGUID ids, department attribute, userAccountControl).'),
     url: z.string().regex(/^ldaps?:\/\/[^/]+\/?$/, 'an ldap:// or ldaps:// URL with host and port only').describe('Server, e.g. ldaps://ldap.example:636.'),
     start_tls: z.boolean().default(false).describe('Upgrade an ldap:// connection with StartTLS before binding.'),
+    allow_insecure_transport: insecureTransportSchema,
     ca_file: z.string().min(1).optional().describe('PEM file of the CA that signed the server certificate (ldaps or StartTLS); the certificate is always verified.'),
     tls_server_name: z.string().min(1).optional().describe('Name to verify in the server certificate when it differs from the URL\'s host.'),
     bind_dn: z.string().min(1).optional().describe('DN for a simple bind; absent: anonymous.'),

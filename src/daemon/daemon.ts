@@ -1,7 +1,7 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
-import { EXIT, isOrgsyncError } from '../shared/errors.js';
+import { EXIT, isOrgsyncError, recordedMessage } from '../shared/errors.js';
 import { selectorProblem, selectorProblemMessage } from '../planner/select.js';
 import type { Config } from '../config/schema.js';
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../domain/index.js';
@@ -9,7 +9,8 @@ import type { Mirror } from '../mirror/mirror.js';
 import { OWNERSHIP_TRIGGERS, type RunHistory, type RunRecord } from '../mirror/runs.js';
 import { OrgsyncMetrics, type MirrorProbe, type RunResult } from '../observability/metrics.js';
 import { startOpsServer, type OpsHandlers, type OpsServer, type Readiness, type LatestPlanView } from '../observability/http-server.js';
-import type { ListenerSecurity } from '../observability/route-access.js';
+import { bearerOf, tokenMatches, type ListenerSecurity } from '../observability/route-access.js';
+import { BurstLog } from '../observability/burst-log.js';
 import type { RunObserver, RunSummary } from './run-once.js';
 import type { Scheduler } from './schedule.js';
 import { LEASE_LOST } from './fencing.js';
@@ -132,7 +133,8 @@ async function outcomeOf(deps: DaemonDeps, ctx: RunContext): Promise<RunOutcome>
   try {
     return await deps.runSync(ctx);
   } catch (err) {
-    const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err);
+    // As recorded (issue 44): a selector that matched nothing is named by position, not by value.
+    const message = recordedMessage(err);
     return {
       result: deps.shutdownSignal.aborted ? 'interrupted' : 'failed',
       exitCode: isOrgsyncError(err) ? err.exitCode : EXIT.FAILED,
@@ -254,15 +256,25 @@ function triggerRun(deps: DaemonDeps, rt: DaemonRuntime, only: string[] | undefi
 /** The ops listener (/metrics /healthz /readyz /status /plan and the issue-22 routes): the one place routes are wired. */
 async function startListener(deps: DaemonDeps, rt: DaemonRuntime): Promise<OpsServer | undefined> {
   if (deps.listen === '') return undefined;
+  // Every refusal is counted; one line per burst of them is logged (issue 44: a scanner must not flood the log).
+  const refusedLog = new BurstLog(deps.clock);
+  const refused = (route: string) => refusedLog.hit((unlogged) => deps.logger.warn({ route, ...(unlogged > 0 ? { refused_unlogged: unlogged } : {}) }, 'request refused: missing or wrong bearer token'));
   const extra = triggerRoutes({
     token: () => deps.triggerToken?.(),
-    unauthorized: () => deps.metrics.triggerUnauthorizedTotal.inc(),
+    unauthorized: () => {
+      deps.metrics.triggerUnauthorizedTotal.inc();
+      refused('/sync');
+    },
     trigger: (only) => triggerRun(deps, rt, only),
     run: (id) => (rt.queued?.id === id ? { id, result: 'queued', trigger: rt.queued.trigger } : deps.history.get(id)),
     ...(deps.recordHistory ? { recordHistory: deps.recordHistory } : {}),
   });
   const security = deps.listenerSecurity ?? {};
-  const access = { ...(security.readToken ? { readToken: security.readToken } : {}), onUnauthorized: (route: string) => deps.metrics.httpUnauthorizedTotal.inc({ route }) };
+  const onUnauthorized = (route: string) => {
+    deps.metrics.httpUnauthorizedTotal.inc({ route });
+    refused(route);
+  };
+  const access = { ...(security.readToken ? { readToken: security.readToken } : {}), onUnauthorized };
   const server = await startOpsServer(deps.listen, { registry: deps.metrics.registry, readiness: () => readinessOf(deps, rt), status: () => statusOf(deps, rt), extra, access, logger: deps.logger, ...(security.tls ? { tls: security.tls } : {}), ...(deps.latestPlan ? { plan: deps.latestPlan } : {}) });
   deps.logger.info({ url: server.url }, 'ops endpoints listening (/metrics /healthz /readyz /status /plan /plan.json)');
   deps.onListening?.(server.url);
@@ -388,7 +400,8 @@ export function compactSummary(summary: RunSummary): Record<string, unknown> {
     rate_limited: summary.rateLimited,
     ...(summary.error ? { error: summary.error } : {}),
     ...(summary.approval ? { approval: summary.approval } : {}),
-    ...(summary.unmatched ? { unmatched: summary.unmatched } : {}),
+    // A count, never the selectors (issue 44): one may be a person's e-mail.
+    ...(summary.unmatched ? { unmatched: summary.unmatched.length } : {}),
   };
 }
 
@@ -541,10 +554,8 @@ function triggerRoutes(deps: TriggerRouteDeps): NonNullable<OpsHandlers['extra']
       const expected = deps.token();
       if (expected === undefined) return notFound(path);
       if (method !== 'POST') return { status: 405, body: { error: { code: 'method_not_allowed', message: 'use POST /sync' } } };
-      const given = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim() ?? '';
-      const a = Buffer.from(given);
-      const b = Buffer.from(expected);
-      if (a.length !== b.length || !timingSafeEqual(a, b)) {
+      // Compared as the read token is: both hashed first, so neither the time nor a length check tells the token's length.
+      if (!tokenMatches(bearerOf(authorization), expected)) {
         deps.unauthorized();
         return { status: 401, body: { error: { code: 'unauthorized', message: 'a bearer token from daemon.trigger_token_file is required' } } };
       }

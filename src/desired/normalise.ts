@@ -20,12 +20,17 @@ export interface Problem {
   message: string;
 }
 
-// C0 and C1 controls and DEL; tab and newlines included: none belongs in a name, an id or an address.
+// C0 and C1 controls and DEL; tab and newlines included: none belongs in a name, an id or an address. Also the
+// bidirectional controls (issue 44, "Trojan Source"): ALM, LRM/RLM, the embeddings and overrides U+202A-U+202E and
+// the isolates U+2066-U+2069 reorder what a reviewer or an admin console shows ("Dana\u202Eevil" reads backwards).
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 // eslint-disable-next-line no-control-regex
-const SUSPECT = /[\u0000-\u001f\u007f-\u009f\ufffd]/;
+const SUSPECT = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]/;
+
+/** The bidirectional controls among CONTROL (named as such in the quarantine message). */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 const codePoint = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
@@ -34,7 +39,7 @@ export function checkText(field: string, value: string, max: number): Problem | 
   // One scan for the common case (nothing wrong); the exact problem is worked out only when there is one.
   if (value.length <= max && !SUSPECT.test(value)) return undefined;
   const ctl = CONTROL.exec(value);
-  if (ctl) return { reason: 'control_characters', message: `${field} contains the control character ${codePoint(ctl[0])}` };
+  if (ctl) return { reason: 'control_characters', message: `${field} contains the ${BIDI.test(ctl[0]) ? 'bidirectional ' : ''}control character ${codePoint(ctl[0])}` };
   if (value.includes('\ufffd')) {
     return { reason: 'invalid_encoding', message: `${field} contains U+FFFD (bytes not valid in the configured encoding; check the source's encoding)` };
   }

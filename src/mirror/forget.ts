@@ -25,6 +25,8 @@ CREATE TABLE forgotten_members (
 /** The fields of a platform member that name or reach a person. */
 export const PERSONAL_MEMBER_FIELDS = ['display_name', 'email', 'phone'] as const;
 
+const inList = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
+
 /** What replaces a forgotten value inside run summaries and approvals. */
 export const FORGOTTEN = '[forgotten]';
 
@@ -44,6 +46,26 @@ export function forgottenAccounts(db: Database.Database): Set<string> {
 export interface ForgetTarget {
   sourceIds: readonly string[];
   platformIds: readonly string[];
+  /**
+   * Personal values to erase beyond those the state DB still links to the ids: the e-mail the operator gave as the
+   * selector (issue 44: a person forgotten before has a blank mirror record, yet an older run's error may still quote
+   * their e-mail, as a trigger's selector did).
+   */
+  values?: readonly string[];
+}
+
+/** The forgotten accounts whose account id or source id is one of `ids` (a person forgotten before). */
+export function forgottenMatching(db: Database.Database, ids: readonly string[]): { accountId: string; thirdUserId: string; forgottenAt: string }[] {
+  if (ids.length === 0) return [];
+  const rows = db
+    .prepare(`SELECT account_id, third_user_id, forgotten_at FROM forgotten_members WHERE account_id IN (${inList(ids.length)}) OR third_user_id IN (${inList(ids.length)})`)
+    .all([...ids, ...ids]) as { account_id: string; third_user_id: string; forgotten_at: string }[];
+  return rows.map((r) => ({ accountId: r.account_id, thirdUserId: r.third_user_id, forgottenAt: r.forgotten_at }));
+}
+
+/** Whether the record history holds entries of a member with one of these source or platform ids. */
+export function hasMemberHistory(db: Database.Database, target: Pick<ForgetTarget, 'sourceIds' | 'platformIds'>): boolean {
+  return historyRows(db, target, '1').length > 0;
 }
 
 /** What was changed, by place; `values` is how many distinct personal values were scrubbed. */
@@ -60,8 +82,6 @@ export interface ForgetReport {
   walTruncated: boolean;
 }
 
-const inList = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
-
 /** The person's personal values the state DB may hold: from the mirror and from the record history's fields. */
 function personalValues(db: Database.Database, target: ForgetTarget): string[] {
   const values = new Set<string>();
@@ -76,6 +96,7 @@ function personalValues(db: Database.Database, target: ForgetTarget): string[] {
     const changes = JSON.parse(fields) as Record<string, { old?: unknown; new?: unknown }>;
     for (const f of PERSONAL_MEMBER_FIELDS) for (const v of [changes[f]?.old, changes[f]?.new]) if (typeof v === 'string') values.add(v);
   }
+  for (const v of target.values ?? []) values.add(v);
   const out = new Set<string>();
   for (const v of values) {
     if (v.trim().length < 3) continue; // "" or a stray initial would scrub unrelated text
@@ -87,7 +108,7 @@ function personalValues(db: Database.Database, target: ForgetTarget): string[] {
 }
 
 /** A column of the member history rows of the target. */
-function historyRows(db: Database.Database, target: ForgetTarget, column: string): unknown[] {
+function historyRows(db: Database.Database, target: Pick<ForgetTarget, 'sourceIds' | 'platformIds'>, column: string): unknown[] {
   const s = [...target.sourceIds];
   const p = [...target.platformIds];
   const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
@@ -126,7 +147,8 @@ function forgetInHistory(db: Database.Database, target: ForgetTarget, now: numbe
   const s = [...target.sourceIds];
   const p = [...target.platformIds];
   const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
-  const n = where === '' ? 0 : db.prepare(`UPDATE record_history SET description = '${FORGOTTEN}', fields = '{}', message = NULL WHERE entity = 'members' AND (${where})`).run(s.concat(p)).changes;
+  if (where === '') return 0; // an e-mail no record carries any more: nothing to enter the forget under
+  const n = db.prepare(`UPDATE record_history SET description = '${FORGOTTEN}', fields = '{}', message = NULL WHERE entity = 'members' AND (${where})`).run(s.concat(p)).changes;
   db.prepare(
     `INSERT INTO record_history (at, entity, source_id, platform_id, run_id, trigger, op, description, fields, result, message, approval_digest)
      VALUES (?, 'members', ?, ?, ?, 'forget', 'forget', 'personal data forgotten', '{}', 'forgotten', NULL, NULL)`,
@@ -164,6 +186,8 @@ export function forgetPerson(db: Database.Database, target: ForgetTarget, now: n
     const mirrorMembers = forgetInMirror(db, target, at);
     const historyEntries = forgetInHistory(db, target, now);
     const runs = scrub(db, 'runs', 'id', ['summary', 'error'], values).size;
+    // Other records' entries may quote the person too (a conflict's message naming the account in the way).
+    const otherEntries = scrub(db, 'record_history', 'seq', ['description', 'message'], values).size;
     const approvals = scrub(db, 'pending_approvals', 'digest', ['saved_plan', 'context', 'message'], values);
     // Issue 31: a plan too long for saved_plan is in chunks (whole values each, so a person's value is in one chunk).
     const chunked = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pending_approval_chunks'").get() !== undefined;
@@ -181,7 +205,7 @@ export function forgetPerson(db: Database.Database, target: ForgetTarget, now: n
       db.prepare(`UPDATE pending_creates SET contact = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(s);
       db.prepare(`UPDATE adoption_log SET detail = '' WHERE entity = 'members' AND third_id IN (${inList(s.length)})`).run(s);
     }
-    return { values: values.length, mirrorMembers, historyEntries, runs, approvals: approvals.size, approvalsWithdrawn, phoneCache };
+    return { values: values.length, mirrorMembers, historyEntries: historyEntries + otherEntries, runs, approvals: approvals.size, approvalsWithdrawn, phoneCache };
   });
   const report = run.immediate();
   db.exec('VACUUM');

@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { Change, EntityKind, PlanValue } from '../domain/index.js';
 import { isPlanRef } from '../domain/index.js';
+import { maskContactValue } from '../shared/personal.js';
 import { redact } from '../shared/redact.js';
 import type { Mirror } from './mirror.js';
 import type { OwnershipStore } from './ownership.js';
@@ -14,11 +15,8 @@ export const CONTACT_FIELDS: readonly string[] = ['email', 'phone'];
 
 /** Masks an e-mail (first character and domain kept) or a phone number (first 3 and last 2 characters kept). */
 export function maskContact(value: string): string {
-  if (value === '') return '';
-  const at = value.lastIndexOf('@');
-  if (at > 0) return `${value[0]}***${value.slice(at)}`;
-  if (value.length <= 5) return '*'.repeat(value.length);
-  return `${value.slice(0, 3)}${'*'.repeat(value.length - 5)}${value.slice(-2)}`;
+  // One masking for the history, the logs and the run history (src/shared/personal.ts).
+  return maskContactValue(value);
 }
 
 /** Masks every e-mail address and E.164 phone number in a text (descriptions and messages of recorded writes). */

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { maskContactsInText, maskContactsInValue } from '../shared/personal.js';
 import { redact, redactValue } from '../shared/redact.js';
 import type { Migration } from './migrations/types.js';
 
@@ -105,10 +106,14 @@ export class RunHistory {
     this.insert.run(id, trigger, startedAt);
   }
 
-  /** Records how a run ended; the summary and the error pass through the shared redactor first. */
+  /**
+   * Records how a run ended; the summary and the error pass through the shared redactor first, and any e-mail or
+   * phone number left in them is masked (issue 44: the run history is served on the open /status; its texts name
+   * records by id, this catches a value quoted by a platform's or a source's message).
+   */
   finish(id: string, end: { finishedAt: number; result: Exclude<RunRecordResult, 'running'>; exitCode: number; summary?: unknown; error?: string }): void {
-    const summary = end.summary === undefined ? null : JSON.stringify(redactValue(end.summary));
-    this.finishStmt.run(end.finishedAt, end.result, end.exitCode, summary, end.error === undefined ? null : redact(end.error), id);
+    const summary = end.summary === undefined ? null : JSON.stringify(maskContactsInValue(redactValue(end.summary)));
+    this.finishStmt.run(end.finishedAt, end.result, end.exitCode, summary, end.error === undefined ? null : maskContactsInText(redact(end.error)), id);
     this.pruneStmt.run(this.keep);
   }
 

@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 import { OrgsyncError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { redact, redactValue } from '../shared/redact.js';
-import { guardPersonalRoute, routeClassOf, type ReadAccess } from './route-access.js';
+import { guardPersonalRoute, routeClassOf, type GuardAnswer, type ReadAccess } from './route-access.js';
 import { tlsReloader, type TlsFiles } from './listener-tls.js';
 
 /** The answer of a readiness check: ready or not, with the reasons. */
@@ -87,6 +87,31 @@ async function sendChunks(res: ServerResponse, contentType: string, chunks: Iter
   res.end();
 }
 
+/**
+ * The answer to a request refused before any handler runs: a personal route without its token (a refused request
+ * learns nothing, not even whether the run or record exists), then a path with malformed percent-encoding
+ * (`/runs/%ZZ` names nothing: 400, never a 500 from a decoder further on).
+ */
+function refusedBeforeRouting(req: IncomingMessage, path: string, access: ReadAccess | undefined): GuardAnswer | undefined {
+  const route = routeClassOf(req.method ?? 'GET', path);
+  if (route.kind === 'personal') {
+    const refused = guardPersonalRoute(access, route.route, req.headers.authorization);
+    if (refused) return refused;
+  }
+  if (!decodable(path)) return { status: 400, body: { error: { code: 'bad_request', message: 'the path has malformed percent-encoding (a % must be followed by two hex digits of valid UTF-8)' } } };
+  return undefined;
+}
+
+/** Whether `path` decodes as percent-encoded UTF-8. */
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function json(res: ServerResponse, status: number, value: unknown): void {
   send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(value, null, 2)}\n`);
 }
@@ -106,14 +131,10 @@ export async function startOpsServer(listen: string, handlers: OpsHandlers): Pro
   const server = handlers.tls ? tlsServer(handlers.tls, handlers.logger, onRequest) : createServer(onRequest);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const route = routeClassOf(req.method ?? 'GET', path);
-    if (route.kind === 'personal') {
-      // Before any handler runs: a refused request learns nothing, not even whether the run or record exists.
-      const refused = guardPersonalRoute(handlers.access, route.route, req.headers.authorization);
-      if (refused) {
-        req.resume();
-        return json(res, refused.status, refused.body);
-      }
+    const refused = refusedBeforeRouting(req, path, handlers.access);
+    if (refused) {
+      req.resume();
+      return json(res, refused.status, refused.body);
     }
     const answer = handlers.extra?.({ method: req.method ?? 'GET', path, query: new URL(req.url ?? '/', 'http://x').searchParams, authorization: req.headers.authorization });
     if (answer) {

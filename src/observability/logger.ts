@@ -2,6 +2,7 @@ import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 import { createRequire } from 'node:module';
 import type PinoPretty from 'pino-pretty';
 import type { LogConfig } from '../config/operations.js';
+import { maskContactsInText } from '../shared/personal.js';
 import { REDACTED, Redactor, SECRET_FIELD_NAMES } from '../shared/redact.js';
 import type { TerminalLine } from './terminal-line.js';
 
@@ -92,11 +93,14 @@ export function createLogger(options: LoggerOptions): OrgsyncLogger {
   const target: NodeJS.WritableStream = options.pretty
     ? (prettyStream({ destination: options.destination, colorize: false, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) as unknown as NodeJS.WritableStream)
     : options.destination;
+  // JSON lines without log.personal_data: an e-mail or phone that reached a message or field anyway is masked
+  // (issue 44); messages are static and name records by id, so this is the last line of defence, not the rule.
+  const shown = options.pretty || options.personalData ? (line: string) => redactor.redact(line) : (line: string) => maskContactsInText(redactor.redact(line));
   const destination: DestinationStream = {
     write(line: string) {
       // On a terminal with a status line: one short line per entry, printed above the status line.
       if (terminal && options.pretty) terminal.print(redactor.redact(terminalLine(line)));
-      else target.write(redactor.redact(line));
+      else target.write(shown(line));
     },
   };
   const paths = [

@@ -5,7 +5,9 @@
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
+import { BurstLog } from './burst-log.js';
 import { resolveConfigPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { TlsFiles } from './listener-tls.js';
@@ -76,27 +78,31 @@ export function guardPersonalRoute(access: ReadAccess | undefined, route: string
 
 /**
  * A token read from `file` at each call (a rotated Secret applies at once). An unreadable or empty file yields a
- * random value that no request carries, so every request is refused, and is logged as an error naming `key`.
+ * random value that no request carries, so every request is refused; that is logged as an error naming `key`, once
+ * per burst of requests (issue 44: an empty file must not write a line per request).
  */
-export function tokenFileReader(file: string, key: string, logger: Logger): () => string {
+export function tokenFileReader(file: string, key: string, logger: Logger, clock?: Clock): () => string {
+  const burst = new BurstLog(clock);
   return () => {
+    let problem: string;
     try {
       const token = readFileSync(file, 'utf8').trim();
       if (token !== '') return token;
-      logger.error({ file }, `${key} is empty: every request for a personal route is refused`);
+      problem = 'empty';
     } catch (err) {
-      logger.error({ file, error: (err as NodeJS.ErrnoException).code ?? String(err) }, `cannot read ${key}: every request for a personal route is refused`);
+      problem = (err as NodeJS.ErrnoException).code ?? String(err);
     }
+    burst.hit((unlogged) => logger.error({ key, file, problem, ...(unlogged > 0 ? { refused_unlogged: unlogged } : {}) }, 'token file unusable: every request it guards is refused'));
     return `\u0000unset:${randomUUID()}`;
   };
 }
 
 /** The listener's security from the config: daemon.read_token_file (read at each request) and metrics.tls. */
-export function listenerSecurityOf(config: Pick<Config, 'daemon' | 'metrics' | 'meta'>, logger: Logger): ListenerSecurity {
+export function listenerSecurityOf(config: Pick<Config, 'daemon' | 'metrics' | 'meta'>, logger: Logger, clock?: Clock): ListenerSecurity {
   const tokenFile = config.daemon.read_token_file;
   const tls = config.metrics.tls;
   return {
-    ...(tokenFile ? { readToken: tokenFileReader(resolveConfigPath(config, tokenFile), READ_TOKEN_KEY, logger) } : {}),
+    ...(tokenFile ? { readToken: tokenFileReader(resolveConfigPath(config, tokenFile), READ_TOKEN_KEY, logger, clock) } : {}),
     ...(tls ? { tls: { certFile: resolveConfigPath(config, tls.cert_file), keyFile: resolveConfigPath(config, tls.key_file) } } : {}),
   };
 }

@@ -175,7 +175,18 @@ export function selectorProblemMessage(selector: string, problem: string): strin
   return `--only ${JSON.stringify(selector)} ${problem}`;
 }
 
-/** The sentence for selectors that matched nothing (exit 2). */
+/** The sentence for selectors that matched nothing (exit 2), for the operator who typed them (`sync --only`). */
 export function unmatchedMessage(unmatched: readonly string[]): string {
   return `--only ${unmatched.map((s) => JSON.stringify(s)).join(', ')} matched no record: not a source id, e-mail or department path in the sources or on the platform (check the id with \`orgsync explain\`)`;
+}
+
+/**
+ * The same sentence as the run history, /status and the logs keep it (issue 44): the selectors by position, never by
+ * value, since a selector may be a person's e-mail sent by a webhook (`POST /sync?only=`).
+ */
+export function unmatchedRecordMessage(selectors: readonly string[], unmatched: readonly string[]): string {
+  const missing = new Set(unmatched);
+  const positions = selectors.flatMap((s, i) => (missing.has(s) ? [i + 1] : []));
+  const listed = positions.length > 1 ? `${positions.slice(0, -1).join(', ')} and ${positions[positions.length - 1]!}` : String(positions[0] ?? unmatched.length);
+  return `--only: selector${positions.length > 1 ? 's' : ''} ${listed} of ${selectors.length} matched no record: not a source id, e-mail or department path in the sources or on the platform (selectors are not recorded: they may name a person)`;
 }

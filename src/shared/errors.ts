@@ -57,6 +57,18 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * The key of `OrgsyncError.details` holding the error's message as the run history, /status and the logs keep it,
+ * when the message itself names a value that may be personal (a selector the operator typed): issue 44.
+ */
+export const RECORDED_MESSAGE = 'recordedMessage';
+
+/** The message of `err` as it may be recorded and logged (without personal data), on one line. */
+export function recordedMessage(err: unknown): string {
+  const recorded = isOrgsyncError(err) ? err.details?.[RECORDED_MESSAGE] : undefined;
+  return typeof recorded === 'string' ? recorded : oneLine(err);
+}
+
 /** Base class of every error orgsync reports to a user. */
 export class OrgsyncError extends Error {
   readonly code: ErrorCode;

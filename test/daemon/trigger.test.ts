@@ -121,7 +121,8 @@ describe('daemon trigger endpoints', () => {
   });
 
   it('a selector that matched nothing is the caller\'s error: failed with exit code 2 on GET /runs/<id>, but neither counted as a failed sync nor making /readyz fail', async () => {
-    const unmatched = new OrgsyncError('USAGE', '--only "typo@acme.test" matched no record: not a source id, e-mail or department path in the sources or on the platform (check the id with `orgsync explain`)', { details: { unmatched: ['typo@acme.test'] } });
+    const recorded = '--only: selector 1 of 1 matched no record: not a source id, e-mail or department path in the sources or on the platform (selectors are not recorded: they may name a person)';
+    const unmatched = new OrgsyncError('USAGE', '--only "typo@acme.test" matched no record: not a source id, e-mail or department path in the sources or on the platform (check the id with `orgsync explain`)', { details: { unmatched: 1, recordedMessage: recorded } });
     d = start(TOKEN);
     (await d.started(1)).finish({ result: 'guard', exitCode: 3, error: 'delete threshold' });
     await d.settle();
@@ -135,7 +136,9 @@ describe('daemon trigger endpoints', () => {
     second.fail(unmatched);
     await d.settle();
     await d.settle();
-    expect((await d.get('/runs/run-2')).body).toMatchObject({ id: 'run-2', trigger: 'http', result: 'failed', exitCode: 2, error: unmatched.message });
+    // Recorded without the selector (issue 44): GET /runs/<id> and /status name it by position only.
+    expect((await d.get('/runs/run-2')).body).toMatchObject({ id: 'run-2', trigger: 'http', result: 'failed', exitCode: 2, error: recorded });
+    expect(JSON.stringify((await d.get('/status')).body)).not.toContain('typo');
     expect((await d.get('/readyz')).status).toBe(200);
     const runsTotal = await d.metrics.registry.getSingleMetricAsString('orgsync_runs_total');
     expect(runsTotal).toMatch(/^orgsync_runs_total\{result="guard"[^}]*\} 1$/m);

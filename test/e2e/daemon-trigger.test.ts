@@ -93,7 +93,8 @@ describe('daemon POST /sync?only= against the emulator', () => {
       trigger: 'http',
       result: 'failed',
       exitCode: 2,
-      error: '--only "nobody@acme.test" matched no record: not a source id, e-mail or department path in the sources or on the platform (check the id with `orgsync explain`)',
+      // Issue 44: the run history (and so /status) names the selector by position, never by value.
+      error: '--only: selector 1 of 1 matched no record: not a source id, e-mail or department path in the sources or on the platform (selectors are not recorded: they may name a person)',
     });
     // The caller's error, not the sync's: no failed run counted (no OrgsyncSyncFailing page), still ready.
     const metrics = await (await fetch(`${url}/metrics`)).text();

@@ -82,7 +82,16 @@ export function valuesSchema(): Record<string, unknown> {
         mode: { type: 'string', enum: ['cronjob', 'deployment'], description: 'cronjob: `orgsync sync` per schedule tick; deployment: a long-running `orgsync daemon`.' },
         schedule: { type: 'string', pattern: '^\\S+( \\S+){4,5}$', description: 'Cron schedule of the runs.' },
         timezone: { type: 'string', minLength: 1, description: 'IANA time zone of the schedule.' },
-        image: strict('Container image.', { repository: { type: 'string', minLength: 1 }, tag: str('Defaults to the chart appVersion.'), pullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] } }, ['repository']),
+        image: strict(
+          'Container image.',
+          {
+            repository: { type: 'string', minLength: 1 },
+            tag: str('Defaults to the chart appVersion.'),
+            digest: { type: 'string', pattern: '^(sha256:[a-f0-9]{64})?$', description: 'Pin the image by content (sha256:<64 hex digits>): the pod runs repository@digest.' },
+            pullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] },
+          },
+          ['repository'],
+        ),
         imagePullSecrets: arr('Pull secrets.'),
         nameOverride: str('Overrides the chart name.'),
         fullnameOverride: str('Overrides the full name.'),
@@ -142,22 +151,27 @@ export function valuesSchema(): Record<string, unknown> {
         nodeSelector: obj('Node selector.'),
         tolerations: arr('Tolerations.'),
         affinity: obj('Affinity.'),
+        automountServiceAccountToken: bool('Mount a ServiceAccount token into the pods (orgsync never calls the Kubernetes API: default false).'),
         serviceAccount: strict('Service account.', { create: bool('Create one.'), name: str('Its name.'), annotations: obj('Its annotations.') }),
         service: strict('The metrics Service (mode deployment).', {
           type: { type: 'string', enum: ['ClusterIP', 'NodePort', 'LoadBalancer'] },
           port: { type: 'integer', minimum: 1, maximum: 65535 },
           annotations: obj('Service annotations.'),
         }),
-        networkPolicy: strict('A NetworkPolicy admitting only Prometheus and the POST /sync callers to the daemon\'s listener (mode deployment).', {
+        networkPolicy: strict('A NetworkPolicy per instance (on by default): ingress to the daemon\'s listener only from Prometheus and the POST /sync callers; egress only to DNS and the ports of the configured URLs.', {
           enabled: bool('Create it.'),
           prometheus: { type: 'array', items: { type: 'object' }, description: 'NetworkPolicyPeers of the Prometheus that scrapes /metrics.' },
           ingressFrom: { type: 'array', items: { type: 'object' }, description: 'NetworkPolicyPeers that call POST /sync, GET /runs/<id>, GET /records/<selector>/history (an HR webhook, a CI job).' },
+          dns: { type: 'array', items: { type: 'object' }, description: 'NetworkPolicyPeers of the cluster DNS (port 53 UDP and TCP).' },
+          egressTo: { type: 'array', items: { type: 'object' }, description: 'NetworkPolicyPeers of the platform and the sources; empty: any address, on the configured ports.' },
+          extraEgress: { type: 'array', items: { type: 'object' }, description: 'More NetworkPolicyEgressRules.' },
         }),
         serviceMonitor: strict('Prometheus Operator ServiceMonitor (mode deployment).', {
           enabled: bool('Create it.'),
           interval: { type: 'string', pattern: '^[0-9]+(ms|s|m|h)$' },
           scrapeTimeout: { type: 'string', pattern: '^[0-9]+(ms|s|m|h)$' },
           labels: obj('Extra labels (for the operator\'s selector).'),
+          tlsConfig: obj('The endpoint\'s tlsConfig when config.metrics.tls makes the listener HTTPS.'),
         }),
         prometheusRule: strict('Prometheus Operator PrometheusRule with the alerts.', {
           enabled: bool('Create it.'),

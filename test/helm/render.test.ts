@@ -128,7 +128,7 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     const objects = bin ? ok(template(bin!)) : [];
 
     it('is a CronJob with its ConfigMap, ServiceAccount and a PersistentVolumeClaim for the state DB, kept on uninstall', () => {
-      expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ConfigMap/orgsync', 'CronJob/orgsync', 'PersistentVolumeClaim/orgsync', 'ServiceAccount/orgsync']);
+      expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ConfigMap/orgsync', 'CronJob/orgsync', 'NetworkPolicy/orgsync', 'PersistentVolumeClaim/orgsync', 'ServiceAccount/orgsync']);
       const pvc = one(objects, 'PersistentVolumeClaim');
       expect(pvc.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
       expect(pvc.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
@@ -152,7 +152,9 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
       expect(c.args).toEqual(['sync', '--config', '/etc/orgsync/orgsync.yaml']);
       // The root filesystem is read-only: everything orgsync writes is on a volume.
       expect(mounts(cron).map((m: Any) => m.mountPath).sort()).toEqual(['/etc/orgsync/orgsync.yaml', '/tmp', '/var/lib/orgsync']);
-      expect(pod.automountServiceAccountToken ?? one(objects, 'ServiceAccount').automountServiceAccountToken).toBe(false);
+      // Issue 44: on the pod itself, so that no ServiceAccount (the chart's or another) mounts a token.
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(one(objects, 'ServiceAccount').automountServiceAccountToken).toBe(false);
     });
 
     it('gives the pod shutdownTimeoutSeconds + 10 s to stop (default 20 + 10)', () => {
@@ -277,14 +279,14 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     expect(without.stdout).not.toContain('Authorization: Bearer $TOKEN');
   });
 
-  it('networkPolicy (issue 22): the daemon\'s listener admits only Prometheus and the POST /sync callers, on its port; off by default and in CronJob mode', () => {
+  it('networkPolicy (issue 22): the daemon\'s listener admits only Prometheus and the POST /sync callers, on its port', () => {
     const values = matrix.find(([n]) => n.startsWith('Deployment with a NetworkPolicy'))![1];
     const objects = ok(template(bin!, { values: [values] }));
     const policy = one(objects, 'NetworkPolicy');
     const deploy = one(objects, 'Deployment');
     expect(policy.metadata.name).toBe('orgsync');
     for (const [k, v] of Object.entries(policy.spec.podSelector.matchLabels)) expect(podMeta(deploy).labels[k]).toBe(v);
-    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(policy.spec.ingress).toEqual([
       {
         from: [
@@ -312,8 +314,90 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
     const closed = ok(template(bin!, { values: [{ mode: 'deployment', networkPolicy: { enabled: true, prometheus: [] } }] }));
     expect(one(closed, 'NetworkPolicy').spec.ingress).toEqual([]);
 
-    expect(ofKind(ok(template(bin!, { values: [{ mode: 'deployment' }] })), 'NetworkPolicy')).toEqual([]);
-    expect(ofKind(ok(template(bin!, { values: [{ networkPolicy: { enabled: true } }] })), 'NetworkPolicy')).toEqual([]);
+    // Issue 44: on by default in both modes; only networkPolicy.enabled: false turns it off.
+    expect(ofKind(ok(template(bin!, { values: [{ mode: 'deployment' }] })), 'NetworkPolicy')).toHaveLength(1);
+    expect(ofKind(ok(template(bin!, { values: [{ mode: 'deployment', networkPolicy: { enabled: false } }] })), 'NetworkPolicy')).toEqual([]);
+    expect(ofKind(ok(template(bin!, { values: [{ networkPolicy: { enabled: false } }] })), 'NetworkPolicy')).toEqual([]);
+  });
+
+  describe('issue 44: the chart\'s defaults keep credentials and people inside', () => {
+    const DNS = { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] };
+    const tcp = (...ports: number[]) => ports.map((port) => ({ port, protocol: 'TCP' }));
+
+    it('the default install (CronJob) has a NetworkPolicy: no ingress at all; egress to DNS and the platform\'s port only', () => {
+      const policy = one(ok(template(bin!)), 'NetworkPolicy');
+      expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+      expect(policy.spec.ingress).toEqual([]);
+      expect(policy.spec.egress).toEqual([DNS, { ports: tcp(443) }]);
+    });
+
+    it('a daemon: ingress to its listener from the monitoring namespace (and the listed callers); egress to DNS and the ports of every configured URL', async () => {
+      const config = {
+        platform: { base_url: 'https://platform.example.com:8443/tenant' },
+        sources: [
+          { name: 'dir', type: 'ldap', url: 'ldaps://ldap.example.com', base_dn: 'dc=example,dc=org' },
+          { name: 'ad', type: 'ldap', url: 'ldap://ad.example.com:3268', start_tls: true, base_dn: 'dc=example,dc=org' },
+          { name: 'graph', type: 'hris-json', preset: 'microsoft-graph', auth: { type: 'oauth2-client-credentials', token_url: 'https://login.example.com/token', client_id: 'c', client_secret: '${GRAPH_SECRET}' } },
+          { name: 'hr', type: 'hris-json', members: { url: 'https://hr.example.com:9443/people', fields: { id: 'id', display_name: 'name' } } },
+          { name: 'csv', type: 'csv', members: { file: '/etc/orgsync/data/members.csv', fields: { id: 'id', display_name: 'name' } } },
+        ],
+        notify: { webhooks: [{ url: 'https://hooks.example.com:8080/orgsync' }] },
+      };
+      const objects = ok(template(bin!, { values: [{ mode: 'deployment', config }] }));
+      expect(await problems(objects)).toEqual([]);
+      const policy = one(objects, 'NetworkPolicy');
+      expect(policy.spec.ingress).toEqual([
+        {
+          from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }],
+          ports: [{ port: 'metrics', protocol: 'TCP' }],
+        },
+      ]);
+      expect(policy.spec.egress).toEqual([DNS, { ports: tcp(443, 636, 3268, 8080, 8443, 9443) }]);
+      // Narrowed to the operator's addresses, and rules of their own appended.
+      const narrowed = one(
+        ok(template(bin!, { values: [{ mode: 'deployment', config, networkPolicy: { egressTo: [{ ipBlock: { cidr: '203.0.113.0/24' } }], extraEgress: [{ to: [{ podSelector: { matchLabels: { app: 'hr-db' } } }], ports: [{ port: 5432, protocol: 'TCP' }] }] } }] })),
+        'NetworkPolicy',
+      );
+      expect(narrowed.spec.egress).toEqual([
+        DNS,
+        { ports: tcp(443, 636, 3268, 8080, 8443, 9443), to: [{ ipBlock: { cidr: '203.0.113.0/24' } }] },
+        { to: [{ podSelector: { matchLabels: { app: 'hr-db' } } }], ports: [{ port: 5432, protocol: 'TCP' }] },
+      ]);
+    });
+
+    it('no ServiceAccount token in the pod, also with a ServiceAccount the chart does not create', () => {
+      for (const values of [{}, { mode: 'deployment' }, { serviceAccount: { create: false, name: 'shared' } }]) {
+        const objects = ok(template(bin!, { values: [values] }));
+        const workload = ofKind(objects, 'CronJob')[0] ?? one(objects, 'Deployment');
+        expect(podSpec(workload).automountServiceAccountToken).toBe(false);
+      }
+    });
+
+    it('image.digest pins the image by content; a malformed digest is refused by the values schema', () => {
+      const digest = `sha256:${'a1'.repeat(32)}`;
+      const image = (values: Obj) => podSpec(one(ok(template(bin!, { values: [values] })), 'CronJob')).containers[0].image;
+      expect(image({})).toBe(`ghcr.io/orgsync/orgsync:${String((chartValues() as Any).image.tag || parse(chartFile('Chart.yaml')).appVersion)}`);
+      expect(image({ image: { digest } })).toBe(`ghcr.io/orgsync/orgsync@${digest}`);
+      expect(image({ image: { tag: '1.2.3', digest } })).toBe(`ghcr.io/orgsync/orgsync:1.2.3@${digest}`);
+      const bad = template(bin!, { values: [{ image: { digest: 'latest' } }] });
+      expect(bad.status).not.toBe(0);
+      expect(bad.stderr).toContain('digest');
+    });
+
+    it('metrics.tls: probes over HTTPS, the ServiceMonitor scrapes https with its tlsConfig, and NOTES stop warning about plain HTTP', () => {
+      const tls = { mode: 'deployment', serviceMonitor: { enabled: true, tlsConfig: { ca: { secret: { name: 'orgsync-tls', key: 'ca.crt' } }, serverName: 'orgsync.hr.svc' } }, config: { metrics: { tls: { cert_file: '/etc/orgsync/tls/tls.crt', key_file: '/etc/orgsync/tls/tls.key' } } } };
+      const objects = ok(template(bin!, { values: [tls] }));
+      const c = podSpec(one(objects, 'Deployment')).containers[0];
+      expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics', scheme: 'HTTPS' });
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics', scheme: 'HTTPS' });
+      expect(one(objects, 'ServiceMonitor').spec.endpoints[0]).toMatchObject({ port: 'metrics', scheme: 'https', tlsConfig: { ca: { secret: { name: 'orgsync-tls', key: 'ca.crt' } }, serverName: 'orgsync.hr.svc' } });
+      const plain = ok(template(bin!, { values: [{ mode: 'deployment', serviceMonitor: { enabled: true } }] }));
+      expect(podSpec(one(plain, 'Deployment')).containers[0].readinessProbe.httpGet.scheme).toBe('HTTP');
+      expect(one(plain, 'ServiceMonitor').spec.endpoints[0].scheme).toBeUndefined();
+      const notes = (values: Obj) => helm(bin!, ['install', 'orgsync', chartDir, '--dry-run=client', '--namespace', 'hr', ...setFile(values)]).stdout;
+      expect(notes({ mode: 'deployment' })).toContain('The listener speaks plain HTTP: the read token and /plan cross the cluster network in clear. Set config.metrics.tls');
+      expect(notes(tls)).not.toContain('speaks plain HTTP');
+    });
   });
 
   describe('many tenants from one release', () => {
@@ -386,20 +470,20 @@ describe.skipIf(!bin)('helm/orgsync rendered by the real helm', () => {
       expect(exprs.filter((e) => !e.includes('sync_id=~"$sync_id"'))).toEqual([]);
     });
 
-    it('scale: 200 tenants render to exactly 200 CronJobs, ConfigMaps and PVCs, uniquely named, schema-valid, minutes spread', async () => {
+    it('scale: 200 tenants render to exactly 200 CronJobs, ConfigMaps, PVCs and NetworkPolicies, uniquely named, schema-valid, minutes spread', async () => {
       const tenants = Array.from({ length: 200 }, (_, i) => ({ name: `tenant-${String(i).padStart(3, '0')}` }));
       const started = performance.now();
       const r = template(bin!, { values: [{ schedule: '0 * * * *', spreadMinutes: 60, tenants }] });
       const ms = performance.now() - started;
       const rendered = ok(r);
       console.log(`helm template of 200 tenants: ${Math.round(ms)} ms, ${rendered.length} objects`);
-      for (const kind of ['CronJob', 'ConfigMap', 'PersistentVolumeClaim']) {
+      for (const kind of ['CronJob', 'ConfigMap', 'PersistentVolumeClaim', 'NetworkPolicy']) {
         const names = ofKind(rendered, kind).map((o) => o.metadata.name);
         expect(names, kind).toHaveLength(200);
         expect(new Set(names).size, kind).toBe(200);
         expect(new Set(names)).toEqual(new Set(tenants.map((t) => `orgsync-${t.name}`)));
       }
-      expect(rendered).toHaveLength(601);
+      expect(rendered).toHaveLength(801);
       const syncIds = ofKind(rendered, 'ConfigMap').map((c) => (parse(c.data['orgsync.yaml']) as Any).sync.id);
       expect(new Set(syncIds).size).toBe(200);
       const minutes = ofKind(rendered, 'CronJob').map((c) => {

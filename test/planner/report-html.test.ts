@@ -10,6 +10,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calculatePlan } from '../../src/planner/index.js';
 import { buildDepartmentTree, renderPlanHtml } from '../../src/planner/report/index.js';
+import { REPORT_CSP } from '../../src/planner/report/html.js';
 import { dept, desired, member, OPTS, ROOT, snapshot } from './fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -142,6 +143,34 @@ describe('plan report: in headless Chromium', () => {
     await page.screenshot({ path: shot, fullPage: true });
     expect(statSync(shot).size).toBeGreaterThan(1000);
     expect(requests).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('issue 44: the CSP admits only the report\'s own style and script, by hash: they run, an injected inline script does not', async () => {
+    const plan = reviewPlan();
+    const html = renderPlanHtml(plan, { departments: [ROOT, sales, eng, emea] });
+    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
+    expect(csp).toBe(REPORT_CSP);
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).toMatch(/script-src 'sha256-[A-Za-z0-9+/]+=*'; /);
+    expect(csp).toMatch(/style-src 'sha256-[A-Za-z0-9+/]+=*'; /);
+    // The same page with one more inline script and style (as a field could try, were it not escaped).
+    const injected = html.replace('</body>', '<script>document.title="injected"</script><style>body{background:#f00}</style></body>');
+    const file = join(dir, 'plan-csp.html');
+    writeFileSync(file, injected);
+    const page = await browser.newPage();
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await page.goto(pathToFileURL(file).href);
+    // The report's own script ran (it fills the row count) and its style applies (the table's collapsed borders).
+    await expect.poll(() => page.locator('#shown').innerText()).toMatch(/row\(s\) shown$/);
+    expect(await page.evaluate('getComputedStyle(document.querySelector("table")).borderCollapse')).toBe('collapse');
+    // The injected ones did not: refused by the CSP, and said so.
+    expect(await page.title()).not.toBe('injected');
+    expect(await page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(255, 255, 255)');
+    expect(violations.length).toBeGreaterThanOrEqual(2);
     await page.close();
   }, 60_000);
 });

@@ -13,6 +13,8 @@ import { ManualScheduler } from '../../src/daemon/schedule.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { captureContext, cli } from '../helpers/cli.js';
 import { demoSeed, demoWorkspace, until, type StatusRun } from '../daemon/support.js';
+import { openStateDb } from '../../src/mirror/db.js';
+import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
 
 const PERSON = { id: 'E1007', name: 'Emeka Petrov', email: 'emeka.petrov@demo-corp.test', phone: '+15125550154' };
 /** A second leaver, forgotten while a daemon holds the state DB. */
@@ -119,5 +121,78 @@ describe('orgsync forget', { timeout: 240_000 }, () => {
       cap.shutdown.abort(new Error('test over'));
       await exit;
     }
+  });
+
+  it('issue 44: stays forgotten: triggers naming the forgotten people write none of them back (db, -wal, -shm, /status, the log)', async () => {
+    // Both people were forgotten above (E1007 by id, E1008 by e-mail). A webhook now names them in triggers.
+    writeFileSync(join(dir, 'trigger.token'), 'trigger-token-for-forget-0001\n');
+    writeFileSync(join(dir, 'read.token'), 'read-token-for-forget-0002\n');
+    writeFileSync(config, `${readFileSync(config, 'utf8')}daemon:\n  trigger_token_file: trigger.token\n  read_token_file: read.token\n`);
+    const scheduler = new ManualScheduler(30 * 60_000);
+    const cap = captureContext();
+    let url = '';
+    const exit = daemonMain(loadConfig(config, {}), cap.ctx, '127.0.0.1:0', { scheduler, onListening: (u) => (url = u) });
+    const selectors = [PERSON.email, PERSON.name, SECOND.email, SECOND.email.toUpperCase(), SECOND.phone];
+    try {
+      await until('the listener', () => (url ? true : undefined));
+      const runIds: string[] = [];
+      for (const selector of selectors) {
+        const res = await fetch(`${url}/sync?only=${encodeURIComponent(selector)}`, { method: 'POST', headers: { authorization: 'Bearer trigger-token-for-forget-0001' } });
+        expect(res.status).toBe(202);
+        runIds.push(((await res.json()) as { run_id: string }).run_id);
+      }
+      const status = await until('the triggered runs', async () => {
+        const body = await (await fetch(`${url}/status`)).text();
+        const runs = (JSON.parse(body) as { runs: StatusRun[] }).runs;
+        return runIds.every((id) => runs.some((r) => r.id === id && r.result !== 'running')) ? body : undefined;
+      });
+      // Each trigger failed for its caller (matched no record), recorded without the selector.
+      const run = (await (await fetch(`${url}/runs/${runIds[0]!}`, { headers: { authorization: 'Bearer read-token-for-forget-0002' } })).json()) as { result: string; exitCode: number; error: string };
+      expect(run).toMatchObject({ result: 'failed', exitCode: 2 });
+      // Triggers queued behind a run join it: the error names the selectors by position, never by value.
+      expect(run.error).toMatch(/^--only: selectors? [\d, and]+ of \d matched no record/);
+      for (const v of [PERSON.name, PERSON.email, SECOND.name, SECOND.email, SECOND.phone]) {
+        expect(status.toLowerCase()).not.toContain(v.toLowerCase());
+        expect(cap.out.stdout.toLowerCase()).not.toContain(v.toLowerCase());
+      }
+    } finally {
+      cap.shutdown.abort(new Error('test over'));
+      await exit;
+    }
+    expect(Object.values(found(dbPath)).flat()).toEqual([]);
+    expect(Object.values(found(dbPath, SECOND)).flat()).toEqual([]);
+  });
+
+  it('issue 44: forget again, by id or by e-mail, also erases what an older version recorded (a run error quoting the e-mail)', async () => {
+    // A run row as orgsync before issue 44 wrote it for a trigger naming the person.
+    const db = openStateDb(dbPath, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS });
+    try {
+      db.prepare("INSERT INTO runs (id, trigger, started_at, finished_at, result, exit_code, summary, error) VALUES ('legacy-run', 'http', 1, 2, 'failed', 2, ?, ?)").run(
+        JSON.stringify({ unmatched: [PERSON.email] }),
+        `--only "${PERSON.email}" matched no record: not a source id, e-mail or department path in the sources or on the platform`,
+      );
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      db.close();
+    }
+    expect(found(dbPath).db).toEqual([PERSON.email]);
+
+    const again = await cli('forget', '--config', config, PERSON.id);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`Forgot "${PERSON.id}" (source id ${PERSON.id}, platform id `);
+    expect(again.stdout).toMatch(/^ {2}forgotten before \(\d{4}-\d\d-\d\dT[^)]*\); erased again wherever the state DB held them since$/m);
+
+    // By e-mail: no record of the state DB carries it any more, yet its copies go.
+    const byEmail = await cli('forget', '--config', config, PERSON.email);
+    expect(byEmail.stderr).toBe('');
+    expect(byEmail.code).toBe(0);
+    expect(byEmail.stdout).toContain('no record of the state DB carries this e-mail any more (forgotten before, or never synced); every copy of the e-mail itself was erased');
+    expect(byEmail.stdout).toMatch(/run summaries: 1;/);
+    expect(Object.values(found(dbPath)).flat()).toEqual([]);
+    // An id nothing knows is still refused.
+    const unknown = await cli('forget', '--config', config, 'E0000-nobody');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no member of the mirror matches');
   });
 });

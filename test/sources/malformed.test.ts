@@ -69,6 +69,15 @@ const quarantineCases: { name: string; source: () => Record<string, unknown>; ex
     members: 1,
   },
   {
+    name: 'issue 44: bidirectional controls (U+202E in a name, U+2066 in a title) are quarantined like other controls',
+    source: () => membersOnly('bidi-controls.csv'),
+    expected: [
+      q('members', 'control_characters', 'malformed/bidi-controls.csv:2', 'display_name contains the bidirectional control character U+202E', 'E1'),
+      q('members', 'control_characters', 'malformed/bidi-controls.csv:3', 'title contains the bidirectional control character U+2066', 'E2'),
+    ],
+    members: 1,
+  },
+  {
     name: 'newline inside a quoted name (multi-line record)',
     source: () => membersOnly('newline-in-name.csv'),
     expected: [q('members', 'control_characters', 'malformed/newline-in-name.csv:3', 'display_name contains the control character U+000A', 'E1')],

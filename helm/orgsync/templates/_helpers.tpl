@@ -204,6 +204,8 @@ nodeSemiSpaceMiB, space-separated; empty when both are off. Argument: dict "root
 {{- $root := .root -}}
 {{- $inst := .inst -}}
 serviceAccountName: {{ include "orgsync.serviceAccountName" $root }}
+{{- /* orgsync never calls the Kubernetes API: no token in the pod, whichever ServiceAccount it runs as (issue 44). */}}
+automountServiceAccountToken: {{ $root.Values.automountServiceAccountToken }}
 {{- with $root.Values.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
@@ -226,7 +228,7 @@ affinity:
 {{- end }}
 containers:
   - name: orgsync
-    image: "{{ $root.Values.image.repository }}:{{ $root.Values.image.tag | default $root.Chart.AppVersion }}"
+    image: {{ include "orgsync.image" $root | quote }}
     imagePullPolicy: {{ $root.Values.image.pullPolicy }}
     args: [{{ .command | quote }}, "--config", "/etc/orgsync/orgsync.yaml"]
     {{- $userNodeOptions := false }}
@@ -250,12 +252,14 @@ containers:
       - name: metrics
         containerPort: {{ $root.Values.service.port }}
         protocol: TCP
+    {{- /* With config.metrics.tls the listener speaks only HTTPS: so must the probes (the kubelet does not verify). */}}
+    {{- $scheme := include "orgsync.listenerScheme" $inst.config }}
     livenessProbe:
-      httpGet: { path: /healthz, port: metrics }
+      httpGet: { path: /healthz, port: metrics, scheme: {{ $scheme }} }
       periodSeconds: 20
       failureThreshold: 3
     readinessProbe:
-      httpGet: { path: /readyz, port: metrics }
+      httpGet: { path: /readyz, port: metrics, scheme: {{ $scheme }} }
       periodSeconds: 15
     {{- end }}
     volumeMounts:
@@ -304,5 +308,55 @@ every Job until it is fixed (the quarantine keeps its metric and alert); failed 
 {{- $_ := set $sync "exit_code_on_quarantine" 0 -}}
 {{- end -}}
 {{- $_ := set .config "sync" $sync -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The TCP ports orgsync reaches from an instance's config (issue 44): the port of every URL it names (the platform,
+each source's URLs and token endpoint, webhooks, the Pushgateway), or the scheme's default (https 443, http 80,
+ldaps 636, ldap 389); 443 for a preset or a Google service account whose URLs the config leaves to orgsync. A
+sorted YAML list of numbers. Argument: the config (a dict).
+*/}}
+{{- define "orgsync.egressPorts" -}}
+{{- $urls := list (dig "platform" "base_url" "" .) (dig "metrics" "pushgateway_url" "" .) -}}
+{{- range (dig "notify" "webhooks" list .) }}{{ $urls = append $urls (.url | default "") }}{{ end -}}
+{{- range $src := (.sources | default list) -}}
+{{- $urls = concat $urls (list ($src.url | default "") ($src.base_url | default "") (dig "auth" "token_url" "" $src)) -}}
+{{- if or $src.preset (eq (dig "auth" "type" "" $src) "google-service-account") }}{{ $urls = append $urls "https://preset" }}{{ end -}}
+{{- range $entity := list "departments" "positions" "members" -}}
+{{- $e := get $src $entity -}}
+{{- if kindIs "map" $e }}{{ $urls = concat $urls (list ($e.url | default "") (dig "delta" "url" "" $e)) }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $defaults := dict "https" 443 "http" 80 "ldaps" 636 "ldap" 389 -}}
+{{- $ports := dict -}}
+{{- range $u := $urls -}}
+{{- if $u -}}
+{{- $parsed := urlParse $u -}}
+{{- $port := regexFind "[0-9]+$" (regexFind ":[0-9]+$" $parsed.host) -}}
+{{- $port = $port | default (toString (get $defaults $parsed.scheme | default "")) -}}
+{{- if $port }}{{ $_ := set $ports (printf "%05d" (int $port)) (int $port) }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $out := list -}}
+{{- range $k := keys $ports | sortAlpha }}{{ $out = append $out (get $ports $k) }}{{ end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/* The scheme of the daemon's listener: HTTPS with config.metrics.tls, else HTTP. Argument: the config. */}}
+{{- define "orgsync.listenerScheme" -}}
+{{- if dig "metrics" "tls" "" . }}HTTPS{{ else }}HTTP{{ end -}}
+{{- end -}}
+
+{{/*
+The container image: repository@digest when image.digest is set (the image pinned by content, issue 44; a tag given
+beside it is kept for readers: repository:tag@digest), else repository:tag (tag: the chart's appVersion by default).
+*/}}
+{{- define "orgsync.image" -}}
+{{- $img := .Values.image -}}
+{{- if $img.digest -}}
+{{- if $img.tag }}{{ printf "%s:%s@%s" $img.repository $img.tag $img.digest }}{{ else }}{{ printf "%s@%s" $img.repository $img.digest }}{{ end -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository ($img.tag | default .Chart.AppVersion) -}}
 {{- end -}}
 {{- end -}}

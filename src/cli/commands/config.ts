@@ -5,8 +5,10 @@ import { loadConfig, resolveConfigPath } from '../../config/load.js';
 import { fileLocator } from '../../config/locate.js';
 import { formatPath } from '../../config/zod-errors.js';
 import { apiKeyShapeWarnings } from '../../config/platform.js';
+import { insecureTransportWarnings } from '../../config/transport.js';
 import type { Config } from '../../config/schema.js';
 import { EXIT } from '../../shared/errors.js';
+import { redactUrl } from '../../shared/redact.js';
 import type { CliContext, CommandResult } from '../context.js';
 
 /**
@@ -81,9 +83,10 @@ An invalid file prints one line per problem, naming the file, the line and colum
           }
           // A key of the wrong shape still loads (the platform is the judge), but is named before it is used.
           for (const w of apiKeyShapeWarnings(cfg.platform)) ctx.stderr.write(`orgsync: warning: ${cfg.meta.file}: ${w}\n`);
+          for (const w of insecureTransportWarnings(cfg)) ctx.stderr.write(`orgsync: warning: ${cfg.meta.file}: ${w}\n`);
           const sources = cfg.sources.map((s) => `${s.name} (${s.type})`).join(', ');
           ctx.stdout.write(`${cfg.meta.file}: valid\n`);
-          ctx.stdout.write(`  platform: ${cfg.platform.base_url}\n`);
+          ctx.stdout.write(`  platform: ${redactUrl(cfg.platform.base_url)}\n`);
           ctx.stdout.write(`  sources: ${cfg.sources.length === 0 ? 'none' : sources}\n`);
           ctx.stdout.write(`  schedule: "${cfg.schedule}" (${cfg.timezone})\n`);
         })(),

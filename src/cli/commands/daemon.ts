@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { listenerSecurityOf } from '../../observability/route-access.js';
-import { readFileSync } from 'node:fs';
+import { listenerSecurityOf, tokenFileReader } from '../../observability/route-access.js';
 import type { Command } from 'commander';
 import { openRunEnvironment } from '../../app/run-environment.js';
 import { VERSION } from '../../app/version.js';
@@ -67,9 +65,9 @@ export async function daemonMain(config: Config, ctx: CliContext, listen: string
         return { renderHtml: () => renderPlanHtml(latest.plan, context), jsonChunks: () => planJsonChunks(latest.plan, { quarantine: latest.context.quarantine ?? [] }) };
       },
       pendingApprovals: () => env.approvals.open().map(approvalJson),
-      ...(tokenFile ? { triggerToken: () => readTriggerToken(tokenFile, env.logger) } : {}),
+      ...(tokenFile ? { triggerToken: tokenFileReader(tokenFile, 'daemon.trigger_token_file', env.logger, env.clock) } : {}),
       recordHistory: (selector) => records.entries(historyKeysFor(selector, env.mirror, env.ownership)).map(historyJson),
-      listenerSecurity: listenerSecurityOf(config, env.logger),
+      listenerSecurity: listenerSecurityOf(config, env.logger, env.clock),
     });
   } finally {
     await env.close();
@@ -108,19 +106,4 @@ A second process on the same state DB is refused (exit 1): the lease lock keeps 
         })(),
       );
     });
-}
-
-/**
- * The trigger token, read from daemon.trigger_token_file at each request (a rotated Secret applies at once). An
- * unreadable or empty file refuses every trigger (the empty string never matches a token) and is logged.
- */
-function readTriggerToken(file: string, logger: Logger): string {
-  try {
-    const token = readFileSync(file, 'utf8').trim();
-    if (token === '') logger.error({ file }, 'daemon.trigger_token_file is empty: every trigger is refused');
-    return token === '' ? `\u0000unset:${randomUUID()}` : token;
-  } catch (err) {
-    logger.error({ file, error: (err as NodeJS.ErrnoException).code ?? String(err) }, 'cannot read daemon.trigger_token_file: every trigger is refused');
-    return `\u0000unset:${randomUUID()}`;
-  }
 }

@@ -6,7 +6,8 @@ import type { Config } from '../../config/schema.js';
 import type { DesiredState } from '../../domain/index.js';
 import { openStateDb } from '../../mirror/db.js';
 import { explainStateDbError } from '../../mirror/db-faults.js';
-import { forgetPerson, type ForgetReport, type ForgetTarget } from '../../mirror/forget.js';
+import type Database from 'better-sqlite3';
+import { forgetPerson, forgottenMatching, hasMemberHistory, type ForgetReport, type ForgetTarget } from '../../mirror/forget.js';
 import { Mirror, TOMBSTONE_STATUS } from '../../mirror/mirror.js';
 import { OwnershipStore } from '../../mirror/ownership.js';
 import { historyKeysFor } from '../../mirror/record-history.js';
@@ -16,13 +17,26 @@ import { systemClock } from '../../shared/clock.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import type { CliContext, CommandResult } from '../context.js';
 
-/** The person's source ids and platform ids: the selector as `orgsync history` reads it, completed both ways. */
-function targetOf(selector: string, mirror: Mirror, owned: OwnershipStore): ForgetTarget & { emails: string[]; live: string[] } {
+/** Whom `forget` erases, with what the checks need: their e-mails, live accounts, and when they were forgotten before. */
+type ResolvedTarget = ForgetTarget & { emails: string[]; live: string[]; forgottenBefore: string[] };
+
+/**
+ * The person's source ids and platform ids: the selector as `orgsync history` reads it, completed both ways, and
+ * through `forgotten_members` for a person forgotten before (their mirror record is blank, or gone). An e-mail
+ * selector is itself a value to erase (issue 44), whether or not a record still carries it.
+ */
+function targetOf(selector: string, db: Database.Database, mirror: Mirror, owned: OwnershipStore): ResolvedTarget {
   const keys = historyKeysFor(selector, mirror, owned);
   const sourceIds = new Set(keys.sourceIds);
   const platformIds = new Set<string>();
-  const emails = new Set<string>();
+  const email = selector.includes('@') ? selector.trim() : undefined;
+  const emails = new Set<string>(email ? [email.toLowerCase()] : []);
   const live: string[] = [];
+  const before = forgottenMatching(db, email ? [] : [selector.trim()]);
+  for (const f of before) {
+    platformIds.add(f.accountId);
+    if (f.thirdUserId) sourceIds.add(f.thirdUserId);
+  }
   for (const id of sourceIds) {
     const account = owned.accountOf(id);
     if (account !== undefined) platformIds.add(account);
@@ -35,7 +49,15 @@ function targetOf(selector: string, mirror: Mirror, owned: OwnershipStore): Forg
     if (m.email) emails.add(m.email.toLowerCase());
     if (m.status !== TOMBSTONE_STATUS.members && owned.sourceIdOfAccount(m.account_id) !== undefined) live.push(m.account_id);
   }
-  return { sourceIds: [...sourceIds], platformIds: [...platformIds], emails: [...emails], live };
+  const found = platformIds.size > 0 || hasMemberHistory(db, { sourceIds: [...sourceIds], platformIds: [...platformIds] });
+  return {
+    sourceIds: found ? [...sourceIds] : [],
+    platformIds: [...platformIds],
+    ...(email ? { values: [email, email.toLowerCase()] } : {}),
+    emails: [...emails],
+    live,
+    forgottenBefore: before.map((f) => f.forgottenAt),
+  };
 }
 
 /** The sources that still list the person (by source id or e-mail), by name. */
@@ -53,9 +75,12 @@ function sourcesListing(desired: DesiredState, target: { sourceIds: readonly str
 }
 
 /** What `forget` did and what it cannot reach, for the operator (ids only: the person's data is gone). */
-function reportText(selector: string, dbPath: string, target: ForgetTarget, r: ForgetReport): string {
+function reportText(selector: string, dbPath: string, target: ResolvedTarget, r: ForgetReport): string {
+  const known = target.sourceIds.length > 0 || target.platformIds.length > 0;
   const lines = [
     `Forgot "${selector}" (source id ${target.sourceIds.join(', ') || '-'}, platform id ${target.platformIds.join(', ') || '-'}) in ${dbPath}:`,
+    ...(target.forgottenBefore.length > 0 ? [`  forgotten before (${target.forgottenBefore.join(', ')}); erased again wherever the state DB held them since`] : []),
+    ...(known ? [] : ['  no record of the state DB carries this e-mail any more (forgotten before, or never synced); every copy of the e-mail itself was erased']),
     `  mirror: ${r.mirrorMembers} platform record(s) kept with blank name, e-mail and phone; later refreshes store them blank`,
     `  record history: ${r.historyEntries} entr${r.historyEntries === 1 ? 'y' : 'ies'} reduced to ids, operation and result; one "forget" entry added`,
     `  run summaries: ${r.runs}; pending approvals: ${r.approvals}${r.approvalsWithdrawn.length ? ` (withdrawn, their signed plan named the person: ${r.approvalsWithdrawn.join(', ')})` : ''}; phone cache: ${r.phoneCache} entr${r.phoneCache === 1 ? 'y' : 'ies'}`,
@@ -77,8 +102,8 @@ async function forget(selector: string, config: Config, ctx: CliContext): Promis
   const db = openStateDb(dbPath, { busyTimeoutMs });
   try {
     const mirror = new Mirror(db);
-    const target = targetOf(selector, mirror, new OwnershipStore(db, config.sync.id));
-    if (target.platformIds.length === 0) {
+    const target = targetOf(selector, db, mirror, new OwnershipStore(db, config.sync.id));
+    if (target.platformIds.length === 0 && target.sourceIds.length === 0 && target.values === undefined) {
       throw new OrgsyncError('FORGET_REFUSED', `forget "${selector}": no member of the mirror matches (a source id, platform id or e-mail); check it with orgsync history`);
     }
     const logger = createLogger({ level: config.log.level === 'info' ? 'warn' : config.log.level, destination: ctx.stderr, pretty: false, secrets: config.meta.secrets, redactPaths: config.log.redact });

@@ -78,7 +78,7 @@ function stoppedRound(run: RunContext, summary: RunSummary, result: ApplyResult,
     let writes = 0;
     for (const e of ENTITY_KINDS) for (const n of Object.values(summary.applied[e])) writes += n;
     summary.error = `${result.stopReason.message}: stopped after ${writes} writes`;
-    logger.error({ stop: result.stopReason.kind, writes, not_started: result.byStatus.not_started }, summary.error);
+    logger.error({ stop: result.stopReason.kind, writes, not_started: result.byStatus.not_started, error: summary.error }, 'apply stopped: no further write starts');
     run.observer?.onStop?.(result.stopReason);
     return 'halted';
   }

@@ -43,7 +43,7 @@ export function guardStage(run: RunContext, planned: Planned, selected: Selected
   const plan = selected.plan;
   const decision = askApprovals(run, planned, selected, desired);
   if (decision?.kind === 'apply') {
-    logger.warn({ approval: decision.digest, guard: plan.refusal!.guard, changes: decision.plan.changes.length }, `applying approved plan ${decision.digest}`);
+    logger.warn({ approval: decision.digest, guard: plan.refusal!.guard, changes: decision.plan.changes.length }, 'applying an approved plan');
     summary.approval = { digest: decision.digest, state: 'used' };
     summary.plan = decision.plan;
     summary.result = decision.plan.changes.length === 0 ? nothingToDo(summary) : 'planned';
@@ -53,18 +53,18 @@ export function guardStage(run: RunContext, planned: Planned, selected: Selected
   if (decision) {
     plan.refusal.message = decision.message;
     summary.approval = { digest: decision.digest, state: 'pending' };
-    logger.warn({ approval: decision.digest, guard: plan.refusal.guard }, `plan saved as pending approval ${decision.digest}`);
+    logger.warn({ approval: decision.digest, guard: plan.refusal.guard }, 'plan saved as pending approval');
   }
   run.observer?.onGuard?.(plan.refusal.guard, plan);
   summary.error = plan.refusal.message;
   if (plan.refusal.guard === 'empty_source') {
     summary.result = 'failed';
     summary.exitCode = EXIT.FAILED;
-    logger.error({ guard: plan.refusal.guard }, plan.refusal.message);
+    logger.error({ guard: plan.refusal.guard, reason: plan.refusal.message }, 'run refused: a source yielded no records of an entity this sync owns');
   } else {
     summary.result = 'refused';
     summary.exitCode = EXIT.GUARD;
-    logger.error({ guard: plan.refusal.guard, entities: plan.refusal.entities }, 'plan refused by a guard: nothing applied');
+    logger.error({ guard: plan.refusal.guard, entities: plan.refusal.entities, reason: plan.refusal.message }, 'plan refused by a guard: nothing applied');
   }
   return { kind: 'refused' };
 }

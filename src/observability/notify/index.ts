@@ -9,6 +9,7 @@ import { createHmac } from 'node:crypto';
 import type { NotifyConfig, NotifyEventKind, WebhookConfig } from '../../config/notify.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
+import { maskContactsInText } from '../../shared/personal.js';
 import { redact } from '../../shared/redact.js';
 
 /** One event, as every format renders it. */
@@ -42,7 +43,8 @@ export function eventJson(e: NotifyEvent): Record<string, unknown> {
     counts: e.counts,
     guard: e.guard,
     digest: e.digest,
-    message: e.message === null ? null : redact(e.message),
+    // Webhooks carry no person (issue 44): an e-mail or phone quoted by an error is masked.
+    message: e.message === null ? null : maskContactsInText(redact(e.message)),
   };
 }
 
@@ -60,7 +62,7 @@ export function eventSlack(e: NotifyEvent): { text: string } {
   };
   const counts = `planned ${total(e.counts.planned)} (create ${total(e.counts.planned, 'create')}, update ${total(e.counts.planned, 'update')}, remove ${total(e.counts.planned, 'remove')}), applied ${total(e.counts.applied)}, failed ${e.counts.failures}, quarantined ${e.counts.quarantined}, blocked ${e.counts.blocked}`;
   const lines = [head[e.event], counts];
-  if (e.message) lines.push(redact(e.message).slice(0, 600));
+  if (e.message) lines.push(maskContactsInText(redact(e.message)).slice(0, 600));
   if (e.digest && (e.event === 'refused' || e.event === 'pending_approval')) lines.push(`review: orgsync approvals show ${e.digest} --output html; approve: sync.approve: [${e.digest}]`);
   if (e.runId) lines.push(`run ${e.runId}`);
   return { text: lines.join('\n') };

@@ -1,8 +1,10 @@
 /**
  * The plan report (issue 20): one self-contained HTML file a person can review. No external asset and no network:
- * styles and the small filter script are inline, and a Content-Security-Policy forbids every fetch. Accessible markup:
+ * styles and the small filter script are inline, and a Content-Security-Policy forbids every fetch and admits only
+ * those two inline blocks, by their SHA-256 (REPORT_CSP). Accessible markup:
  * headings, captions, column headers, labelled controls, and every colour paired with a word.
  */
+import { createHash } from 'node:crypto';
 import type { Change, Plan, PlanValue, QuarantineEntry } from '../../domain/index.js';
 import { blockedRecords, CHANGE_OPS, ENTITY_KINDS } from '../../domain/index.js';
 import { redactSecrets } from '../../shared/redact.js';
@@ -130,6 +132,18 @@ const SCRIPT = `
 })();
 `;
 
+/** The CSP source of an inline block: its SHA-256, base64 (CSP Level 2 hash sources). */
+function hashSource(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+/**
+ * The report's Content-Security-Policy (issue 44): no fetch of any kind, and of inline code only the report's own
+ * style sheet and filter script, allowed by their hashes: no 'unsafe-inline', so markup injected through a record's
+ * field (escaped anyway) could never run or restyle the page.
+ */
+export const REPORT_CSP = `default-src 'none'; style-src ${hashSource(STYLE)}; script-src ${hashSource(SCRIPT)}; img-src data:; base-uri 'none'; form-action 'none'`;
+
 /** Renders the report of `plan` as one HTML document (planHtmlChunks, joined). */
 export function renderPlanHtml(plan: Plan, ctx: PlanReportContext = {}, options: PlanReportOptions = {}): string {
   let html = '';
@@ -206,7 +220,7 @@ export function* reportHtmlChunks(plan: Plan, rows: PlanReportRows, ctx: PlanRep
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>orgsync plan: ${esc(plan.syncId)} ${esc(plan.createdAt)}</title>
 <style>${STYLE}</style>
