@@ -132,6 +132,12 @@ describe('output into a pipe closed after one line ends quietly', () => {
     } finally {
       db.close();
     }
+    // On a terminal the progress line and readable log lines go to stderr: its reader going away stops the run too.
+    writeCsvOrg(dir, renamed(' Tty'));
+    const progress = await runCliWithFaults(['sync', ...cfg()], { closeAfterFirstLine: 'stderr', tty: true });
+    expect(progress.code).toBe(141);
+    expect(progress.refused).toBeGreaterThan(0);
+    expectQuiet(progress, 'sync on a terminal 2>&1 | head -1');
     // stdout closed: the summary is printed last, after the work, so the sync finishes and exits with its own code.
     const synced = await intoClosedPipe(['sync', ...cfg()]);
     expect(synced.code).toBe(0);

@@ -40,6 +40,8 @@ export interface CaptureFaults {
   closeAfterFirstLine?: 'stdout' | 'stderr';
   /** Every write to this stream fails with ENOSPC, as a redirect to a full disk does. */
   noSpace?: 'stdout' | 'stderr';
+  /** stdout is a terminal (the sync's progress line, readable log lines). */
+  tty?: boolean;
 }
 
 /**
@@ -80,7 +82,7 @@ export function captureContext(env: Record<string, string | undefined> = {}, fau
     if (closes || full) stream.on('error', () => {});
     return stream;
   };
-  const ctx: CliContext = { env, stdout: sink('stdout'), stderr: sink('stderr'), shutdownSignal: shutdown.signal, isTTY: false };
+  const ctx: CliContext = { env, stdout: sink('stdout'), stderr: sink('stderr'), shutdownSignal: shutdown.signal, isTTY: faults.tty === true };
   return { ctx, out, shutdown };
 }
 
