@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# orgsync container. Two targets, both on node:22-slim with production dependencies only:
+# orgsync container. Two targets, both on node:24-slim with production dependencies only:
 #   docker build -t orgsync .                            # default (the last stage, runtime): the sync alone
 #   docker run --rm -v orgsync-state:/var/lib/orgsync -v $PWD/orgsync.yaml:/etc/orgsync/orgsync.yaml:ro \
 #     orgsync sync --config /etc/orgsync/orgsync.yaml
@@ -9,7 +9,7 @@
 # `orgsync emulator` and `orgsync demo` there exit 1 with one line saying the package is not installed.
 
 # Toolchain only for the rare case where better-sqlite3 has no prebuilt binary for this platform.
-FROM node:22-slim AS toolchain
+FROM node:24-slim AS toolchain
 WORKDIR /app
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -38,7 +38,7 @@ COPY package.json package-lock.json ./
 COPY packages/emulator/package.json ./packages/emulator/package.json
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM node:22-slim AS base
+FROM node:24-slim AS base
 ENV NODE_ENV=production
 # V8's young generation at 8 MiB (two semi-spaces of 4). Node sizes it from the memory it sees: 32 MiB without a
 # limit, kept for the whole run; 2 MiB at 512Mi, where short-lived objects fill the old generation. The initial sync

@@ -2,9 +2,24 @@
 // The orgsync command (bundled into dist/cli.js by tools/bundle.mjs). Exit codes: see README "Exit codes".
 import { keepWasmOnBaselineCompiler } from './app/wasm-compiler.js';
 import { main } from './cli/main.js';
+import { isClosedPipe, outputUnwritable } from './cli/output-watch.js';
 import { SIGNAL_EXIT } from './shared/errors.js';
 
 keepWasmOnBaselineCompiler();
+
+// A write error of stdout or stderr is handled by main while a command runs (src/cli/output-watch.ts). One that
+// surfaces after main returned (the last chunk of `orgsync config schema | head -1`) must not end in Node's unhandled
+// 'error' stack trace either: a closed pipe is the ordinary end of a pipeline; anything else left the output
+// incomplete, which the exit code says.
+let finished = false;
+for (const [name, stream] of [['stdout', process.stdout], ['stderr', process.stderr]] as const) {
+  stream.on('error', (err) => {
+    if (!finished || isClosedPipe(err)) return;
+    const error = outputUnwritable(name, err);
+    process.exitCode = error.exitCode;
+    if (name === 'stdout') process.stderr.write(`orgsync: ${error.message}\n`);
+  });
+}
 
 const controller = new AbortController();
 let signalled = 0;
@@ -25,4 +40,5 @@ const code = await main(process.argv.slice(2), {
   shutdownSignal: controller.signal,
   isTTY: Boolean(process.stdout.isTTY),
 });
+finished = true;
 process.exitCode = code;

@@ -1,9 +1,10 @@
 import { Writable } from 'node:stream';
 import { Command, CommanderError } from 'commander';
-import { EXIT, isOrgsyncError, oneLine, signalExitCode } from '../shared/errors.js';
+import { EXIT, isOrgsyncError, oneLine, SIGNAL_EXIT, signalExitCode } from '../shared/errors.js';
 import { redact, redactSecrets } from '../shared/redact.js';
 import type { CliContext, CommandResult } from './context.js';
 import { VERSION } from './version.js';
+import { OutputWatch, outputUnwritable } from './output-watch.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerDaemonCommand } from './commands/daemon.js';
@@ -62,23 +63,65 @@ const registrars: Registrar[] = [
 
 /**
  * `inner` behind the shared redactor: every chunk written is passed through `filter` first. Writes go through
- * at once (the terminal and test captures see each line when it is written).
+ * at once (the terminal and test captures see each line when it is written); once `inner` failed (a closed pipe),
+ * they are dropped.
  */
-function redacting(inner: Writable, filter: (text: string) => string): Writable {
+function redacting(inner: Writable, filter: (text: string) => string, output: OutputWatch): Writable {
   return new Writable({
     decodeStrings: false,
     write(chunk: string | Buffer, _encoding, callback) {
-      inner.write(filter(typeof chunk === 'string' ? chunk : chunk.toString('utf8')));
+      if (output.writable(inner)) inner.write(filter(typeof chunk === 'string' ? chunk : chunk.toString('utf8')));
       callback();
     },
   });
 }
 
-/** Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. */
+/**
+ * Runs the CLI and resolves with the exit code. Never throws: errors become one line on stderr. When stdout or stderr
+ * can no longer be written (src/cli/output-watch.ts), the command is asked to stop and nothing more is written to it.
+ */
 export async function main(argv: string[], outerCtx: CliContext): Promise<number> {
+  const output = new OutputWatch(outerCtx);
   // Nothing a command prints leaves with a secret in it: stdout carries documents (plans, JSON), so only the
   // registered secret values are replaced there; stderr carries messages, so URLs and credentials are too.
-  const ctx: CliContext = { ...outerCtx, stdout: redacting(outerCtx.stdout, (t) => redactSecrets(t)), stderr: redacting(outerCtx.stderr, (t) => redact(t)) };
+  const ctx: CliContext = {
+    ...outerCtx,
+    stdout: redacting(outerCtx.stdout, (t) => redactSecrets(t), output),
+    stderr: redacting(outerCtx.stderr, (t) => redact(t), output),
+    shutdownSignal: AbortSignal.any([outerCtx.shutdownSignal, output.signal]),
+  };
+  try {
+    const code = await runProgram(argv, ctx);
+    // A write's error surfaces after the write: wait until both streams have taken what was written.
+    await Promise.all([handedOver(outerCtx.stdout), handedOver(outerCtx.stderr)]);
+    if (!output.failure) return code;
+    // Not a closed pipe: the output is incomplete (a full disk under `> plan.json`), which must not look like success.
+    const err = outputUnwritable(output.failure.stream, output.failure.error);
+    ctx.stderr.write(`orgsync: ${err.message}\n`);
+    return err.exitCode;
+  } finally {
+    output.release();
+  }
+}
+
+/** Resolves once `stream` has taken (or refused) everything written to it so far, and its 'error' event was emitted. */
+function handedOver(stream: Writable): Promise<void> {
+  if (stream.destroyed || stream.writableEnded) return Promise.resolve();
+  return new Promise((resolve) => stream.write('', () => setImmediate(resolve)));
+}
+
+/** Exit code of a command that ended after a shutdown request: the signal's, for a closed pipe only if it cut work short. */
+function exitAfterStop(signal: AbortSignal, code: number): number {
+  if (!signal.aborted) return code;
+  const bySignal = signalExitCode(signal.reason);
+  // A command that finished its work keeps its code (0 for `plan | head -1`); a run the stop cut short failed (1),
+  // and exits 128 + SIGPIPE as a writer the pipe killed would.
+  if (bySignal === SIGNAL_EXIT.SIGPIPE) return code === EXIT.FAILED ? bySignal : code;
+  return bySignal ?? code;
+}
+
+/** Parses `argv` and runs its command with `ctx`. */
+async function runProgram(argv: string[], ctx: CliContext): Promise<number> {
   const program = new OrgsyncCommand();
   program
     .name('orgsync')
@@ -111,7 +154,7 @@ Every command's --help has examples: orgsync plan --help.`,
   for (const register of registrars) register(program, ctx, setResult);
 
   // A command stopped by SIGINT/SIGTERM exits 130/143, whatever it returned or threw on the way out.
-  const bySignal = (code: number): number => (ctx.shutdownSignal.aborted ? (signalExitCode(ctx.shutdownSignal.reason) ?? code) : code);
+  const bySignal = (code: number): number => exitAfterStop(ctx.shutdownSignal, code);
   try {
     await program.parseAsync(argv, { from: 'user' });
     const code = pending ? await pending : EXIT.OK;
@@ -119,7 +162,8 @@ Every command's --help has examples: orgsync plan --help.`,
     return bySignal(typeof code === 'number' ? code : EXIT.OK);
   } catch (err) {
     if (ctx.shutdownSignal.aborted && signalExitCode(ctx.shutdownSignal.reason) !== undefined) {
-      ctx.stderr.write(`orgsync: ${oneLine(err)}\n`);
+      // Stopped because the reader went away: quietly (the run history has what happened).
+      if (signalExitCode(ctx.shutdownSignal.reason) !== SIGNAL_EXIT.SIGPIPE) ctx.stderr.write(`orgsync: ${oneLine(err)}\n`);
       return bySignal(EXIT.FAILED);
     }
     if (err instanceof CommanderError) {

@@ -21,13 +21,16 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** Exit codes of a process stopped by a shutdown signal (128 + the signal's number, the shell's convention). */
-export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+/**
+ * Exit codes of a process stopped by a shutdown signal (128 + the signal's number, the shell's convention). SIGPIPE
+ * is no signal Node delivers: it stands for the reader of the output going away (src/cli/output-watch.ts).
+ */
+export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGPIPE: 141 } as const;
 
-/** The exit code for a shutdown signal's abort reason (an Error with `signal: 'SIGTERM' | 'SIGINT'`), or undefined. */
+/** The exit code for a shutdown signal's abort reason (an Error with `signal: 'SIGTERM' | 'SIGINT' | 'SIGPIPE'`), or undefined. */
 export function signalExitCode(reason: unknown): number | undefined {
   const sig = (reason as { signal?: unknown } | null | undefined)?.signal;
-  return sig === 'SIGINT' || sig === 'SIGTERM' ? SIGNAL_EXIT[sig] : undefined;
+  return sig === 'SIGINT' || sig === 'SIGTERM' || sig === 'SIGPIPE' ? SIGNAL_EXIT[sig] : undefined;
 }
 
 /** Stable error codes with the exit code each maps to. */
@@ -52,6 +55,7 @@ export const ERROR_CODES = {
   GUARD_TRIPPED: EXIT.GUARD,
   NOT_CONVERGED: EXIT.FAILED,
   NOT_FOUND: EXIT.FAILED,
+  OUTPUT_UNWRITABLE: EXIT.FAILED,
   INTERNAL: EXIT.FAILED,
 } as const satisfies Record<string, ExitCode>;
 

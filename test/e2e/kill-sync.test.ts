@@ -1,11 +1,10 @@
 /**
  * kill -9 of `node dist/cli.js sync` at random moments while it applies, at least 10 times, then a clean run:
  * the final state equals the desired one, nothing is duplicated, and nothing owned by someone else was touched.
- * Needs `npm run build` (run in beforeAll).
+ * Needs the build (ensureBuilt in beforeAll: builds only when dist/ is older than the sources).
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlatformDepartment, PlatformMember } from '../../src/domain/index.js';
 import { writeCalls } from '../helpers/cli.js';
@@ -13,9 +12,8 @@ import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '..
 import { writeCsvConfig, writeCsvOrg } from './csv-org.js';
 import { ADMIN, expectedView, org, type OrgState, type OrgView } from './harness.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI, ensureBuilt } from '../helpers/build.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'dist/cli.js');
 
 /** Variant i of the org: every variant renames departments and retitles members; odd ones swap 30 members. */
 function variant(i: number): { desired: OrgState; titles: Record<string, string> } {
@@ -79,7 +77,7 @@ function runSync(config: string, killAfterWriteMs?: number): Promise<{ code: num
 }
 
 beforeAll(async () => {
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' });
+  ensureBuilt();
   emulator = await startTestEmulator(orgTestSeed(), { adminToken: ADMIN });
   dir = tempDir('orgsync-kill-');
 }, 240_000);

@@ -3,21 +3,19 @@
  * one short line each at debug; the progress line is cleared and redrawn around log lines, never glued to one; the
  * summary comes last; the line count does not grow with the number of changes.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
+import { CLI, ensureBuilt } from '../helpers/build.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'dist/cli.js');
 const hasScript = spawnSync('script', ['--version']).status === 0;
 let emulator: TestEmulator;
 
 beforeAll(() => {
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' });
+  ensureBuilt();
 }, 240_000);
 // A fresh tenant for each run.
 beforeEach(async () => {

@@ -63,13 +63,13 @@ const EMULATOR_ONLY = ['fastify', '@fastify/formbody', '@fastify/multipart', 'aj
 const depsStageOf = (target: string): string => copiesOf(stage(target)).find((c) => c.sources.includes('/app/node_modules'))!.from!;
 
 describe('Dockerfile (static checks)', () => {
-  it('stages on node:22-slim; the default target (the last stage) is runtime, and demo is a target of its own', () => {
+  it('stages on node:24-slim; the default target (the last stage) is runtime, and demo is a target of its own', () => {
     expect(stages.map((s) => `${s.name} < ${s.from}`)).toEqual([
-      'toolchain < node:22-slim',
+      'toolchain < node:24-slim',
       'build < toolchain',
       'prod-deps < toolchain',
       'demo-deps < toolchain',
-      'base < node:22-slim',
+      'base < node:24-slim',
       'demo < base',
       'runtime < base',
     ]);

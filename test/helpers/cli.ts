@@ -20,22 +20,69 @@ export interface CliResult {
 /** A captured CLI context: `ctx` for main, `out` filling as it prints, `shutdown` to abort it (what SIGTERM does). */
 export interface CapturedContext {
   ctx: CliContext;
-  out: { stdout: string; stderr: string };
+  /** What was printed; `refused`: the writes a closed pipe refused (see captureContext's `closeAfterFirstLine`). */
+  out: { stdout: string; stderr: string; refused: number };
   shutdown: AbortController;
 }
 
-/** A CLI context whose output is captured (written synchronously, so `out` is complete when main resolves). */
-export function captureContext(env: Record<string, string | undefined> = {}): CapturedContext {
-  const out = { stdout: '', stderr: '' };
+/** The error a write gets from libuv, as process.stdout reports it: EPIPE (the reader went away), ENOSPC (disk full). */
+function writeError(code: 'EPIPE' | 'ENOSPC'): NodeJS.ErrnoException {
+  const message = code === 'EPIPE' ? 'write EPIPE' : 'ENOSPC: no space left on device, write';
+  return Object.assign(new Error(message), { code, errno: code === 'EPIPE' ? -32 : -28, syscall: 'write' });
+}
+
+/** What a pipe holds before its writer blocks (Linux: 16 pages). */
+const PIPE_CAPACITY = 65_536;
+
+/** How a captured stream fails, as process.stdout does (see captureContext). */
+export interface CaptureFaults {
+  /** This stream's reader goes away after the first line, as `head -1`'s does. */
+  closeAfterFirstLine?: 'stdout' | 'stderr';
+  /** Every write to this stream fails with ENOSPC, as a redirect to a full disk does. */
+  noSpace?: 'stdout' | 'stderr';
+  /** stdout is a terminal (the sync's progress line, readable log lines). */
+  tty?: boolean;
+}
+
+/**
+ * A CLI context whose output is captured (written synchronously, so `out` is complete when main resolves).
+ * `closeAfterFirstLine`: that stream behaves as process.stdout does in `orgsync ... | head -1`, whose reader goes away
+ * once it has the first line: the pipe takes what it holds (64 KiB) of the write that completes the first line, that
+ * write fails with EPIPE if it was longer, and so does every later one; the stream is then destroyed and emits 'error'
+ * once. `noSpace`: every write to that stream fails with ENOSPC. What the bin (src/orgsync.ts) does with an 'error'
+ * after main returned is done here too: nothing.
+ */
+export function captureContext(env: Record<string, string | undefined> = {}, faults: CaptureFaults = {}): CapturedContext {
+  const out = { stdout: '', stderr: '', refused: 0 };
   const shutdown = new AbortController();
-  const sink = (key: 'stdout' | 'stderr') =>
-    new Writable({
+  const sink = (key: 'stdout' | 'stderr') => {
+    const closes = faults.closeAfterFirstLine === key;
+    const full = faults.noSpace === key;
+    let readerGone = false;
+    const stream = new Writable({
       write(chunk, _enc, cb) {
-        out[key] += String(chunk);
+        const text = String(chunk);
+        if (full) {
+          out.refused += 1;
+          cb(writeError('ENOSPC'));
+          return;
+        }
+        if (closes && (readerGone || out[key].length + text.length > PIPE_CAPACITY)) {
+          if (!readerGone) out[key] += text.slice(0, PIPE_CAPACITY - out[key].length);
+          readerGone = true;
+          out.refused += 1;
+          cb(writeError('EPIPE'));
+          return;
+        }
+        out[key] += text;
+        if (closes && out[key].includes('\n')) readerGone = true;
         cb();
       },
     });
-  const ctx: CliContext = { env, stdout: sink('stdout'), stderr: sink('stderr'), shutdownSignal: shutdown.signal, isTTY: false };
+    if (closes || full) stream.on('error', () => {});
+    return stream;
+  };
+  const ctx: CliContext = { env, stdout: sink('stdout'), stderr: sink('stderr'), shutdownSignal: shutdown.signal, isTTY: faults.tty === true };
   return { ctx, out, shutdown };
 }
 
@@ -44,6 +91,18 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   const cap = captureContext(env);
   const code = await main(args, cap.ctx);
   return { code, stdout: cap.out.stdout, stderr: cap.out.stderr };
+}
+
+/** A CLI call whose output failed as `faults` says; `refused`: the writes that failed. */
+export interface FaultedCliResult extends CliResult {
+  refused: number;
+}
+
+/** Runs `orgsync <args>` with an empty environment, its stdout or stderr failing as `faults` says (captureContext). */
+export async function runCliWithFaults(args: string[], faults: CaptureFaults): Promise<FaultedCliResult> {
+  const cap = captureContext({}, faults);
+  const code = await main(args, cap.ctx);
+  return { code, stdout: cap.out.stdout, stderr: cap.out.stderr, refused: cap.out.refused };
 }
 
 /** Runs `orgsync <args>` with an empty environment to its end. */
