@@ -147,7 +147,8 @@ async function measure(members: number, cache: string): Promise<void> {
     }
   } finally {
     await stopEmulatorChild(child);
-    rmSync(work, { recursive: true, force: true });
+    if (process.env.BENCH_KEEP === '1') console.log(JSON.stringify({ kept: work, url_note: 'the emulator is stopped; start it on emulator.db to run more' }));
+    else rmSync(work, { recursive: true, force: true });
   }
 }
 

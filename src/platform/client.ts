@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { Agent } from './undici-agent.js';
+import { onAbort } from '../shared/abort-waiters.js';
 import type { z } from 'zod';
 import type { PlatformConfig } from '../config/platform.js';
 import { formatPath } from '../config/zod-errors.js';
@@ -338,8 +339,7 @@ export class PlatformClient implements OrgPlatformPort {
       timedOut = true;
       controller.abort(new Error(`timed out after ${this.timeoutMs} ms`));
     }, this.timeoutMs);
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const leave = signal ? onAbort(signal, () => controller.abort(signal.reason)) : undefined;
     const t0 = monotonicNow(this.clock);
     let status: number;
     let text: string;
@@ -365,7 +365,7 @@ export class PlatformClient implements OrgPlatformPort {
       throw this.transportError(target, err, timedOut);
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      leave?.();
     }
     this.observer.onResponse?.(spec.method, spec.route, status, (monotonicNow(this.clock) - t0) / 1000);
     return this.readAnswer(spec, schema, target, { status, text, retryAfter, date });

@@ -6,6 +6,8 @@
  * resumed VM, `date -s`) and measures durations inside this process: pacing, retry budgets, request times.
  * Use `monotonicNow(clock)` and `steadyWallClock(clock)` rather than calling it directly.
  */
+import { onAbort } from './abort-waiters.js';
+
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
@@ -42,14 +44,15 @@ export const systemClock: Clock = {
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
+        leave?.();
         resolve();
       }, Math.max(0, ms));
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const leave = signal
+        ? onAbort(signal, () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          })
+        : undefined;
     }),
 };
 
@@ -79,14 +82,11 @@ export class ManualClock implements Clock {
     return new Promise<void>((resolve, reject) => {
       const entry = { until: this.current + Math.max(0, ms), resolve };
       this.sleepers.push(entry);
-      signal?.addEventListener(
-        'abort',
-        () => {
+      if (signal)
+        onAbort(signal, () => {
           this.sleepers = this.sleepers.filter((s) => s !== entry);
           reject(signal.reason);
-        },
-        { once: true },
-      );
+        });
     });
   }
 
