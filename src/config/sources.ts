@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parsePath, PathSyntaxError } from '../shared/field-path.js';
+import { namesOfSpec } from '../shared/field-spec.js';
 import { durationSchema } from './platform.js';
 import { PRESET_NAMES, PRESETS, type Preset } from './presets/index.js';
 
@@ -270,7 +271,7 @@ const hrisEntity = {
 const hrisFieldPaths = (fields: Record<string, unknown>, ctx: z.RefinementCtx) => {
   for (const [field, spec] of Object.entries(fields)) {
     for (const item of Array.isArray(spec) ? spec : spec === undefined ? [] : [spec]) {
-      const names = typeof item === 'string' && item.includes('{') ? [...item.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!.trim()) : [item as string];
+      const names = typeof item === 'string' ? namesOfSpec(item) : [];
       for (const n of names) {
         try {
           parsePath(n);

@@ -93,7 +93,7 @@ export function pathWords(steps: PathStep[]): string {
   const named: string[][] = [];
   let qualifier: string[] = [];
   for (const s of steps) {
-    if (s.kind === 'filter') qualifier = s.key === 'type' ? wordsOf(s.value) : s.value === 'true' ? wordsOf(s.key) : [];
+    if (s.kind === 'filter') qualifier = qualifierOf(s.where[0]!);
     else if (s.kind === 'key' && !GENERIC_STEPS.has(s.key)) {
       named.push([...qualifier, ...wordsOf(s.key)]);
       qualifier = [];
@@ -105,6 +105,13 @@ export function pathWords(steps: PathStep[]): string {
   }
   if (qualifier.length > 0 && named.length > 0) named[named.length - 1] = [...qualifier, ...named[named.length - 1]!];
   return named.slice(-2).flat().join(' ');
+}
+
+/** The words a filter adds to the step before it: `[type=work]` gives `work`, `[primary=true]` gives `primary`. */
+function qualifierOf(w: { key: string[]; value: string }): string[] {
+  if (w.value === 'true') return wordsOf(w.key[w.key.length - 1]!);
+  if (w.value === 'false') return [];
+  return wordsOf(w.value);
 }
 
 /** The first rule of `field` the words match: its index and confidence; undefined when none (or a rule rules it out). */

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
-import { formatPath, getPath, type PathStep } from '../../desired/index.js';
+import { filterStep, formatPath, getPath, type PathStep } from '../../desired/index.js';
 import { OrgsyncError } from '../../shared/errors.js';
 import { sniffDelimiter } from '../csv/read-csv.js';
 
@@ -142,7 +142,7 @@ function walk(value: unknown, steps: PathStep[], depth: number, leaf: (steps: Pa
   }
   // The primary element first: among equally good keys, the one met first is proposed.
   const primary = objects.find((o) => o.primary === true);
-  if (primary) walk(primary, [...steps, { kind: 'filter', key: 'primary', value: 'true' }], depth + 1, leaf);
-  for (const o of objects) if (typeof o.type === 'string' && o.type !== '') walk(o, [...steps, { kind: 'filter', key: 'type', value: o.type }], depth + 1, leaf);
+  if (primary) walk(primary, [...steps, filterStep('primary', 'true')], depth + 1, leaf);
+  for (const o of objects) if (typeof o.type === 'string' && o.type !== '') walk(o, [...steps, filterStep('type', o.type)], depth + 1, leaf);
   walk(objects[0], [...steps, { kind: 'index', index: 0 }], depth + 1, leaf);
 }
