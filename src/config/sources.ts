@@ -61,6 +61,11 @@ export const memberFieldsSchema = z
     department_path: fieldSpecSchema
       .optional()
       .describe('A department path such as "Engineering/Platform/SRE": the departments are derived from it (id = the path, name = its last part, parent = the path above) and the member is placed in the last one.'),
+    department_name: fieldSpecSchema
+      .optional()
+      .describe('The name of the member\'s department when department is its code (an id that stays when the name changes): the departments are derived from the members (id = department, name = this, top level), as department_path does for paths.'),
+    position: fieldSpecSchema.optional().describe('The source id (code) of the member\'s position, e.g. a job code; with position_name the positions are derived from the members.'),
+    position_name: fieldSpecSchema.optional().describe('The name of the member\'s position (with position: id = position, name = this).'),
     status: fieldSpecSchema.optional().describe('The status value, translated by status_map; when unmapped every member is active.'),
     start_date: fieldSpecSchema
       .optional()
@@ -70,6 +75,17 @@ export const memberFieldsSchema = z
       .describe('The last day: an ISO date or date-time, or OData v2 /Date(ms)/, read in timezone:; empty and 0000-00-00 are no date. From the start of that day (midnight in timezone:) or that instant the member is removed or suspended (sync.lifecycle.end_action), even while the export still says active.'),
   })
   .describe('How member fields are read.');
+
+/** A name needs its code (issue 45): `department_name` beside `department`, `position` and `position_name` together. */
+export function memberFieldPairs(fields: { department?: unknown; department_name?: unknown; position?: unknown; position_name?: unknown }, ctx: z.RefinementCtx): void {
+  if (fields.department_name !== undefined && fields.department === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'department_name names the department whose code is in department: map department too (the code is the id that stays when the name changes)', path: ['fields', 'department_name'] });
+  }
+  if ((fields.position === undefined) !== (fields.position_name === undefined)) {
+    const [given, missing] = fields.position === undefined ? ['position_name', 'position'] : ['position', 'position_name'];
+    ctx.addIssue({ code: 'custom', message: `${given} needs ${missing}: positions are derived from the members' position (the id) and position_name (the name)`, path: ['fields', given] });
+  }
+}
 
 /** One include/exclude rule. */
 export const scopeRuleSchema = z
@@ -162,7 +178,11 @@ export const csvSourceSchema = z
       .describe('utf-8 (with or without BOM), utf-16le, gb18030, gbk, or another encoding iconv-lite knows.'),
     departments: z.strictObject({ ...csvFileOptions, ...scopeOptions, fields: departmentFieldsSchema }).optional().describe('The departments file.'),
     positions: z.strictObject({ ...csvFileOptions, ...scopeOptions, fields: positionFieldsSchema }).optional().describe('The positions file.'),
-    members: z.strictObject({ ...csvFileOptions, ...scopeOptions, ...memberOptions, fields: memberFieldsSchema }).optional().describe('The members file.'),
+    members: z
+      .strictObject({ ...csvFileOptions, ...scopeOptions, ...memberOptions, fields: memberFieldsSchema })
+      .superRefine((m, ctx) => memberFieldPairs(m.fields, ctx))
+      .optional()
+      .describe('The members file.'),
   })
   .describe('CSV files, one per entity; read streaming.');
 
@@ -379,6 +399,7 @@ export const hrisJsonSourceSchema = z
     members: withPaths(z.strictObject({ ...hrisEntity, ...memberOptions, require_status: requireStatusSchema, delta: hrisDeltaSchema, fields: memberFieldsSchema }))
       .refine(oneOfUrlFile, urlFileMessage)
       .refine((m) => m.delta === undefined || m.delta === false || m.url !== undefined, { message: 'delta needs members.url (a file is read in full)', path: ['delta'] })
+      .superRefine((m, ctx) => memberFieldPairs(m.fields, ctx))
       .optional(),
     preset_options: presetOptionsSchema,
     full_read_interval: fullReadIntervalSchema,

@@ -166,6 +166,8 @@ export class SourceCollector {
   /** E-mails and phones of members that are not `left`, for `contactsUnique`; undefined once one repeats. */
   private contacts: { emails: SeenRecordKeys<SourceMember>; phones: SeenRecordKeys<SourceMember> } | undefined;
   private readonly derived = new Map<string, DesiredDepartment>();
+  /** Positions derived from members' position and position_name (issue 45). */
+  private readonly derivedPositions = new Map<string, DesiredPosition>();
   private readonly quarantine: QuarantineEntry[] = [];
   private readonly warnings: SourceWarning[] = [];
   /** One reader per alternative of the phone field: the first VALID value wins, not the first non-empty one. */
@@ -196,7 +198,9 @@ export class SourceCollector {
     if (opts.positions) this.provided.positions = true;
     if (opts.members) {
       this.provided.members = true;
-      if (opts.members.fields.department_path) this.provided.departments = true;
+      // Departments (and positions) derived from the members: a path, or a code with its name (issue 45).
+      if (opts.members.fields.department_path || opts.members.fields.department_name) this.provided.departments = true;
+      if (opts.members.fields.position_name) this.provided.positions = true;
     }
   }
 
@@ -347,6 +351,8 @@ export class SourceCollector {
       // Departments derived from a path come first: a member quarantined for another reason still proves its department exists.
       let department = overrides.department_source_id ?? '';
       if (m.department_path && overrides.department_source_id === undefined) department = this.derivePath(this.optional(m, 'department_path', lookup, 4 * MAX_NAME_LENGTH), line < 0 ? place : place + line);
+      if (department === '' && m.department_name && overrides.department_source_id === undefined) department = this.deriveNamed(lookup, line < 0 ? place : place + line);
+      if (m.position_name) this.derivePosition(lookup, line < 0 ? place : place + line);
       const source_id = this.id(m, lookup);
       const display_name = this.name(m, 'display_name', lookup);
       // The values first (checked in this order, so the first problem found is the one reported), the record after.
@@ -465,6 +471,27 @@ export class SourceCollector {
     return value;
   }
 
+  /**
+   * A department given by its code and its name (`department` and `department_name`, issue 45): derived with the
+   * code as its id, so a renamed department in HR is renamed on the platform, not created anew. The first name read
+   * for a code names it. Returns the code ('' when the record has none).
+   */
+  private deriveNamed(lookup: Lookup, location: string): string {
+    const id = this.optional(this.mem, 'department', lookup, MAX_ID_LENGTH);
+    if (id === '') return '';
+    const name = this.optional(this.mem, 'department_name', lookup);
+    if (name !== '' && !this.derived.has(id)) this.derived.set(id, { source_id: id, name, origin: { source: this.opts.source, location } });
+    return id;
+  }
+
+  /** A position given by its code and its name (`position` and `position_name`, issue 45), derived from the member. */
+  private derivePosition(lookup: Lookup, location: string): void {
+    const id = this.optional(this.mem, 'position', lookup, MAX_ID_LENGTH);
+    if (id === '' || this.derivedPositions.has(id)) return;
+    const name = this.optional(this.mem, 'position_name', lookup);
+    if (name !== '') this.derivedPositions.set(id, { source_id: id, name, origin: { source: this.opts.source, location } });
+  }
+
   /** Adds the departments of a path ("Engineering/Platform/SRE") and returns the last one's id. */
   private derivePath(path: string, location: string): string {
     const parts = path.split(this.separator).map((s) => s.trim()).filter((s) => s !== '');
@@ -490,10 +517,12 @@ export class SourceCollector {
     this.contacts = undefined;
     const explicit = new Set(this.departments.map((d) => d.source_id));
     const derived = [...this.derived.values()].filter((d) => !explicit.has(d.source_id));
+    const explicitPositions = new Set(this.positions.map((p) => p.source_id));
+    const derivedPositions = [...this.derivedPositions.values()].filter((p) => !explicitPositions.has(p.source_id));
     return {
       source: this.opts.source,
       departments: this.dropDuplicates('departments', [...this.departments, ...derived]),
-      positions: this.dropDuplicates('positions', this.positions),
+      positions: this.dropDuplicates('positions', derivedPositions.length > 0 ? [...this.positions, ...derivedPositions] : this.positions),
       members: this.dropDuplicates('members', this.members, this.duplicateMemberIds ?? null),
       quarantine: this.quarantine,
       warnings: this.dropWarningsOfQuarantined(),
