@@ -209,6 +209,7 @@ export const paginationSchema = z
     z.strictObject({
       type: z.literal('next-link'),
       next_path: jsonPathSchema('Path in the response to the next page\'s URL (absolute or relative); empty or absent ends the walk.').pipe(z.string().min(1)),
+      end_on_empty: z.boolean().default(true).describe('A page with no records ends the walk (said in the log at debug), even when it links a next page; false: only an empty link or cursor does (an API that sends empty pages in the middle). A 204 No Content or an empty body always ends it.'),
     }),
     z.strictObject({
       type: z.literal('cursor'),
@@ -216,6 +217,7 @@ export const paginationSchema = z
       cursor_param: z.string().min(1).describe('Query parameter that carries the cursor (Google: pageToken).'),
       size_param: z.string().min(1).optional().describe('Query parameter for the page size.'),
       size: z.number().int().min(1).optional().describe('Page size to ask for.'),
+      end_on_empty: z.boolean().default(true).describe('A page with no records ends the walk (said in the log at debug), even when it links a next page; false: only an empty link or cursor does (an API that sends empty pages in the middle). A 204 No Content or an empty body always ends it.'),
     }),
     z.strictObject({
       type: z.literal('page'),
@@ -239,6 +241,7 @@ export const paginationSchema = z
     }),
     z.strictObject({
       type: z.literal('odata'),
+      end_on_empty: z.boolean().default(true).describe('A page with no records ends the walk (said in the log at debug), even when it links a next page; false: only an empty link or cursor does (an API that sends empty pages in the middle). A 204 No Content or an empty body always ends it.'),
     }),
   ])
   .describe('How to walk the pages of a URL: none, next-link, cursor, page (page number), offset (record offset), scim (startIndex/count/totalResults) or odata (@odata.nextLink or d.__next).');
@@ -284,6 +287,11 @@ const hrisEntity = {
   file: z.string().min(1).optional().describe('A JSON file instead of a URL; relative to the config file.'),
   items_path: jsonPathSchema('Path to the array of records in each response; empty: the response is the array (scim: Resources; odata: value or d.results).').default(''),
   total_path: jsonPathSchema('Path to the total number of records the source states (any page; the last one read counts); fewer records than that fails the read.').optional(),
+  total_header: z
+    .string()
+    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'an HTTP header name such as X-Total-Count')
+    .optional()
+    .describe('A response header that states the total number of records (X-Total-Count); like total_path, fewer records than that fails the read.'),
   pagination: paginationSchema.default({ type: 'none' }),
   ...scopeOptions,
 };
