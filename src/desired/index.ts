@@ -85,3 +85,4 @@ function settleWarnings(batches: SourceBatch[], members: DesiredMember[], quaran
   const synced = new Set(members.map((m) => m.source_id));
   return all.filter((w) => synced.has(w.source_id));
 }
+export * from './coverage.js';

@@ -8,6 +8,7 @@ import type { DesiredDepartment, DesiredMember, DesiredMemberStatus, DesiredPosi
 import type { EntityKind } from '../domain/entities.js';
 import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup, type TextProblem } from './fields.js';
 import { SeenKeys, SeenRecordKeys } from './duplicates.js';
+import { FieldCoverage, type FieldGap } from './coverage.js';
 import { LineMembers } from './line-members.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
@@ -32,6 +33,8 @@ export interface SourceBatch {
   authoritative: string[];
   /** Records left out by the entity's include/exclude rules (before mapping and validation). */
   excluded?: Record<EntityKind, number>;
+  /** Fields that matched nothing in any record read (only when read with `coverage`: sources check and preview). */
+  fieldGaps?: FieldGap[];
   /**
    * True when no two members of this batch that are not `left` share an e-mail or a phone. Checked as records
    * arrive (their strings are still in the CPU cache then), so a one-source run skips that check after the merge:
@@ -56,6 +59,11 @@ export interface SourceMappingOptions {
   members?: ({ fields: Partial<MemberFieldsConfig>; status_map?: Record<string, DesiredMemberStatus> | undefined; path_separator?: string; require_status?: boolean | string | undefined } & ScopeConfig) | undefined;
   /** Told where each field's value came from (`sources preview`); runs leave it out and their readers are untouched. */
   trace?: MappingTrace | undefined;
+  /**
+   * `sources check` and `sources preview` (issue 45): note which fields matched nothing in any record (`paths`: the
+   * names are JSON field paths, probed step by step). Runs leave it out.
+   */
+  coverage?: { paths: boolean } | undefined;
 }
 
 /** Sees every value a mapped field reads, with the alternative of its spec (path, column, template) that gave it. */
@@ -182,6 +190,8 @@ export class SourceCollector {
   private readonly excluded: Record<EntityKind, number> = { departments: 0, positions: 0, members: 0 };
   /** The members of each file read by line (addMemberAt), by its location prefix. */
   private readonly lineMembers = new Map<string, LineMembers>();
+  /** Which fields found values (sources check and preview only). */
+  private readonly coverage: FieldCoverage | undefined;
 
   constructor(private readonly opts: SourceMappingOptions) {
     this.memberIds = new SeenRecordKeys(1024, this.members, memberIdOf);
@@ -194,6 +204,10 @@ export class SourceCollector {
     this.scopes = { departments: compileScope(opts.departments), positions: compileScope(opts.positions), members: compileScope(opts.members) };
     this.statusMap = opts.members?.status_map;
     this.separator = opts.members?.path_separator ?? '/';
+    if (opts.coverage) {
+      const fields = (r: Readers<string>) => Object.entries(r).map(([k, reader]): [string, string[]] => [k, reader!.names]);
+      this.coverage = new FieldCoverage({ departments: fields(this.dept), positions: fields(this.pos), members: fields(this.mem) }, opts.coverage.paths);
+    }
     if (opts.departments) this.provided.departments = true;
     if (opts.positions) this.provided.positions = true;
     if (opts.members) {
@@ -294,6 +308,7 @@ export class SourceCollector {
   /** Maps one raw department. */
   addDepartment(lookup: Lookup, location: string, overrides: RecordOverrides = {}): void {
     if (this.scopes.departments !== undefined && this.outOfScope('departments', lookup)) return;
+    this.coverage?.record('departments', lookup);
     try {
       const d: DesiredDepartment = { source_id: this.id(this.dept, lookup), name: this.name(this.dept, 'name', lookup), origin: { source: this.opts.source, location } };
       const parent = overrides.parent_source_id ?? this.optional(this.dept, 'parent', lookup, MAX_ID_LENGTH);
@@ -313,6 +328,7 @@ export class SourceCollector {
   /** Maps one raw position. */
   addPosition(lookup: Lookup, location: string): void {
     if (this.scopes.positions !== undefined && this.outOfScope('positions', lookup)) return;
+    this.coverage?.record('positions', lookup);
     try {
       const p: DesiredPosition = { source_id: this.id(this.pos, lookup), name: this.name(this.pos, 'name', lookup), origin: { source: this.opts.source, location } };
       const desc = this.optional(this.pos, 'description', lookup, MAX_DESCRIPTION_LENGTH);
@@ -347,6 +363,7 @@ export class SourceCollector {
   private mapMember(lookup: Lookup, place: string, line: number, overrides: RecordOverrides): void {
     const m = this.mem;
     if (this.scopes.members !== undefined && this.outOfScope('members', lookup)) return;
+    this.coverage?.record('members', lookup);
     try {
       // Departments derived from a path come first: a member quarantined for another reason still proves its department exists.
       let department = overrides.department_source_id ?? '';
@@ -529,6 +546,7 @@ export class SourceCollector {
       provided: this.provided,
       authoritative: this.opts.authoritativeFields ?? [],
       excluded: { ...this.excluded },
+      ...(this.coverage ? { fieldGaps: this.coverage.gaps() } : {}),
       contactsUnique,
     };
   }

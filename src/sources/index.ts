@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import type { SourceConfig } from '../config/sources.js';
 import { resolveConfigPath } from '../config/load.js';
 import type { DesiredState } from '../domain/desired.js';
-import { buildDesiredState, type SourceBatch } from '../desired/index.js';
+import { buildDesiredState, type FieldGap, type SourceBatch } from '../desired/index.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { isOrgsyncError } from '../shared/errors.js';
@@ -28,6 +28,8 @@ export interface ReadSourcesOptions {
   phoneCache?: PhoneCache;
   /** Issue 31: the delta reads of a run with a state DB (a DeltaReadContext per delta-capable source). */
   delta?: DeltaProvider;
+  /** `sources check` (issue 45): note the mapped fields that matched nothing in any record read. */
+  fieldCoverage?: boolean;
 }
 
 /**
@@ -64,6 +66,8 @@ export interface SourceSummary {
   excluded: { departments: number; positions: number; members: number };
   /** A source read with a DeltaReadContext: its mode, why, and the records it read. */
   read?: SourceReadReport;
+  /** Mapped fields that matched nothing in any record read (with ReadSourcesOptions.fieldCoverage). */
+  field_gaps?: FieldGap[];
 }
 
 /** The desired state plus what each source yielded (for `orgsync sources check`). */
@@ -82,6 +86,7 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
     signal: opts.signal,
     phoneCache: opts.phoneCache,
     resolvePath: (p) => resolveConfigPath(config, p),
+    ...(opts.fieldCoverage ? { fieldCoverage: true } : {}),
   };
   const batches: SourceBatch[] = [];
   const sources: SourceSummary[] = [];
@@ -101,6 +106,7 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
       quarantined: batch.quarantine.length,
       excluded,
       ...(read ? { read } : {}),
+      ...(batch.fieldGaps ? { field_gaps: batch.fieldGaps } : {}),
     };
     const how = read ? { mode: read.mode, reason: read.reason, records_read: read.recordsRead } : {};
     log.info({ departments: summary.departments, positions: summary.positions, members: summary.members, quarantined: summary.quarantined, excluded, ...how }, 'source read');

@@ -58,6 +58,8 @@ describe('sources preview of a CSV export', () => {
         '  display_name: "Bad Mail" ← name',
         '  email: "not-an-address" ← email',
         '  quarantined: invalid_email: invalid e-mail "not-an-address"',
+        // A mapped column empty in both records read (issue 45).
+        'warning: members.end_date: matched nothing in the 2 records read: "end": is empty or missing',
         'source hr: 2 records read: 1 kept, 1 quarantined, 0 out of scope',
         'nothing was written (no state DB, no platform call)',
         '',

@@ -8,6 +8,7 @@ import { applyLifecycle, lifecycleOptionsFrom } from '../../planner/index.js';
 import { parseHrDate } from '../../shared/dates.js';
 import { EXIT, OrgsyncError } from '../../shared/errors.js';
 import { readSourcesReport, type SourcesReport } from '../../sources/index.js';
+import { gapText } from '../../desired/index.js';
 import { previewSource, type SourcePreviewRead } from '../../sources/preview/read-preview.js';
 import { previewDocument, renderPreview, type PreviewLifecycle } from '../../sources/preview/render.js';
 import { renderSuggestion, suggestMapping } from '../../sources/suggest/suggest.js';
@@ -66,7 +67,7 @@ Examples:
           // Never calls the platform, so its key is neither needed nor read.
           const cfg = loadConfig(opts.config, ctx.env, { platformSecrets: false });
           const logger = createLogger({ level: cfg.log.level, destination: ctx.stderr, pretty: wantsPretty(cfg.log.format, ctx.isTTY), secrets: cfg.meta.secrets, redactPaths: cfg.log.redact });
-          const report = await readSourcesReport(cfg, { env: ctx.env, logger, signal: ctx.shutdownSignal });
+          const report = await readSourcesReport(cfg, { env: ctx.env, logger, signal: ctx.shutdownSignal, fieldCoverage: true });
           ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : renderReport(cfg.meta.file, report));
           return report.state.quarantine.length > 0 ? EXIT.PARTIAL : EXIT.OK;
         })(),
@@ -157,6 +158,7 @@ function toJson(report: SourcesReport) {
     quarantined: state.quarantine.length,
     quarantine: state.quarantine,
     warnings: state.warnings ?? [],
+    fields_matched_nothing: report.sources.flatMap((s) => (s.field_gaps ?? []).map((g) => ({ source: s.name, ...g }))),
   };
 }
 
@@ -193,5 +195,14 @@ export function renderReport(file: string, report: SourcesReport): string {
     out += `warnings: ${warnings.length} (${[...byCode].map(([c, n]) => `${c} ${n}`).join(', ')})\n`;
     for (const w of warnings) out += `  ${w.entity} "${w.source_id}" (source ${w.source}, ${w.location}): ${w.code}: ${w.message}\n`;
   }
+  return out + gapLines(report);
+}
+
+/** Mapped fields that found nothing in any record read (issue 45): named per source, never an exit code. */
+function gapLines(report: SourcesReport): string {
+  const gaps = report.sources.flatMap((s) => (s.field_gaps ?? []).map((g) => ({ source: s.name, g })));
+  if (gaps.length === 0) return '';
+  let out = `fields that matched nothing: ${gaps.length} (${gaps.map(({ g }) => `${g.entity}.${g.field}`).join(', ')})\n`;
+  for (const { source, g } of gaps) out += `  ${g.entity}.${g.field} (source ${source}): ${gapText(g)}\n`;
   return out;
 }

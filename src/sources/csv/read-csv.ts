@@ -65,6 +65,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
     positions: source.positions,
     members: source.members,
     trace: ctx.observe?.trace,
+    coverage: ctx.fieldCoverage ? { paths: false } : undefined,
   });
   const entities: [EntityKind, { file: string; encoding?: string | undefined; skip_rows?: number | undefined } | undefined][] = [
     ['departments', source.departments],

@@ -28,6 +28,7 @@ export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: Sour
     positions: source.positions,
     members: source.members,
     trace: ctx.observe?.trace,
+    coverage: ctx.fieldCoverage ? { paths: true } : undefined,
   });
   const entities: [EntityKind, EntityConfig | undefined][] = [
     ['departments', source.departments],

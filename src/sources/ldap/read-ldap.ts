@@ -119,6 +119,7 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     positions: source.positions,
     members: { fields: p.memberFields, status_map: source.members.status_map, path_separator: source.members.path_separator, include: source.members.include, exclude: source.members.exclude },
     trace: ctx.observe?.trace,
+    coverage: ctx.fieldCoverage ? { paths: false } : undefined,
   });
   const observe = ctx.observe;
   const client = await connect(source, ctx);

@@ -6,6 +6,7 @@
 import type { DesiredMember } from '../../domain/desired.js';
 import type { EntityKind } from '../../domain/entities.js';
 import type { FieldRead, SourcePreviewRead } from './read-preview.js';
+import { gapText, type FieldGap } from '../../desired/index.js';
 
 /** What the planner's lifecycle rules make of a kept member on the day judged (computed by the caller). */
 export interface PreviewLifecycle {
@@ -47,7 +48,15 @@ export interface PreviewDocument {
   today: string;
   entity: EntityKind;
   limit: number;
-  sources: { source: string; type: string; configured: boolean; records: PreviewRecord[] }[];
+  sources: { source: string; type: string; configured: boolean; records: PreviewRecord[]; field_warnings: PreviewFieldWarning[] }[];
+}
+
+/** A mapped field that matched nothing in the records read (issue 45), per path or column with why. */
+export interface PreviewFieldWarning {
+  field: string;
+  records: number;
+  paths: { path: string; why: string }[];
+  message: string;
 }
 
 /** The mapped record's key of each field. */
@@ -94,6 +103,7 @@ export function previewDocument(reads: SourcePreviewRead[], o: { today: string; 
     source: s.source,
     type: s.type,
     configured: s.configured,
+    field_warnings: fieldWarnings(s.gaps),
     records: s.records.map((r): PreviewRecord => {
       const kept = r.outcome.kind === 'kept' ? r.outcome.record : undefined;
       const rec: PreviewRecord = { location: r.location, outcome: r.outcome.kind, raw: r.raw, fields: fieldsOf(r.reads, kept, s.type), warnings: [] };
@@ -113,6 +123,10 @@ export function previewDocument(reads: SourcePreviewRead[], o: { today: string; 
     }),
   }));
   return { today: o.today, entity: o.entity, limit: o.limit, sources };
+}
+
+function fieldWarnings(gaps: readonly FieldGap[]): PreviewFieldWarning[] {
+  return gaps.map((g) => ({ field: g.field, records: g.records, paths: g.paths, message: `${g.entity}.${g.field}: ${gapText(g)}` }));
 }
 
 const quoted = (s: string) => JSON.stringify(s);
@@ -148,6 +162,7 @@ export function renderPreview(doc: PreviewDocument): string {
       if (r.quarantine) out += `  quarantined: ${r.quarantine.reason}: ${r.quarantine.message}\n`;
       for (const w of r.warnings) out += `  warning: ${w.code}: ${w.message}\n`;
     }
+    for (const w of s.field_warnings) out += `warning: ${w.message}\n`;
     const count = (k: PreviewRecord['outcome']) => s.records.filter((r) => r.outcome === k).length;
     out += `source ${s.source}: ${plural(s.records.length, 'record')} read: ${count('kept')} kept, ${count('quarantined')} quarantined, ${count('excluded')} out of scope\n`;
   }
