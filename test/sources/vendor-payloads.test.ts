@@ -606,6 +606,11 @@ function expectLeaver(r: PreviewRecord, leaves: PreviewExpect['leaves'], first: 
   else if (leaves === 'ended') {
     expect(r.dates?.end_date).toBeDefined();
     expect(r.lifecycle?.rule).toBe('ended');
+  } else if (leaves === 'left') {
+    // Issue 45: a leaver is said to be one.
+    expect(status?.value).toBe('left');
+    expect(r.lifecycle?.rule).toBe('left');
+    expect(r.lifecycle?.message).toMatch(/^not synced \(status left\): not created \(a member of this sync already on the platform is (removed|suspended) \(sync\.member_removal: (left|suspended)\)\)$/);
   } else {
     expect(status?.value).toBe(leaves);
     expect(r.lifecycle).toEqual({ rule: 'active', message: `no dated rule holds it back: synced with status ${leaves}` });

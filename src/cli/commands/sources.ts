@@ -145,8 +145,16 @@ function lifecycleJudge(cfg: Config, now: number): (m: DesiredMember) => Preview
       return { rule: 'scheduled', create_on: createOn, message: `start_date ${event.date} is ahead: not created before ${createOn} (sync.lifecycle.create_days_before_start: ${opts.createDaysBeforeStart})` };
     }
     if (event?.rule === 'ended') return { rule: 'ended', message: `end_date ${event.date} has passed: not created (a member already on the platform is ${onPlatform})` };
-    return { rule: 'active', message: `no dated rule holds it back: synced with status ${m.status}` };
+    // Issue 45: a leaver is said to be one, not "synced with status left".
+    if (m.status === 'left') return { rule: 'left', message: `not synced (status left): not created (a member of this sync already on the platform is ${leaverOnPlatform(cfg)})` };
+    const ending = event?.rule === 'ending' ? `; end_date ${event.date} is ahead: ${onPlatform} from ${event.at} (sync.lifecycle.end_action: ${opts.endAction})` : '';
+    return { rule: 'active', message: `no dated rule holds it back: synced with status ${m.status}${ending}` };
   };
+}
+
+/** What becomes of a leaver of this sync on the platform (sync.member_removal). */
+function leaverOnPlatform(cfg: Config): string {
+  return cfg.sync.member_removal === 'suspended' ? 'suspended (sync.member_removal: suspended)' : 'removed (sync.member_removal: left)';
 }
 
 function toJson(report: SourcesReport) {

@@ -10,7 +10,8 @@ import { gapText, type FieldGap } from '../../desired/index.js';
 
 /** What the planner's lifecycle rules make of a kept member on the day judged (computed by the caller). */
 export interface PreviewLifecycle {
-  rule: 'scheduled' | 'ended' | 'active';
+  /** left: the source says status left (issue 45: "not synced (status left)"). */
+  rule: 'scheduled' | 'ended' | 'active' | 'left';
   message: string;
   /** scheduled: the day the member is created (create_days_before_start before the start). */
   create_on?: string;
@@ -158,7 +159,8 @@ export function renderPreview(doc: PreviewDocument): string {
       out += `${r.location}: ${r.outcome === 'excluded' ? 'out of scope (left out by include/exclude)' : r.outcome}\n`;
       out += `  raw: ${JSON.stringify(r.raw)}\n`;
       for (const f of r.fields) out += fieldLine(f, f.field === 'start_date' || f.field === 'end_date' ? r.dates?.[f.field] : undefined);
-      if (r.lifecycle) out += `  lifecycle: ${r.lifecycle.rule}: ${r.lifecycle.message}\n`;
+      // A leaver's message says what it is ("not synced (status left): ..."); the other rules are named first.
+      if (r.lifecycle) out += `  lifecycle: ${r.lifecycle.rule === 'left' ? '' : `${r.lifecycle.rule}: `}${r.lifecycle.message}\n`;
       if (r.quarantine) out += `  quarantined: ${r.quarantine.reason}: ${r.quarantine.message}\n`;
       for (const w of r.warnings) out += `  warning: ${w.code}: ${w.message}\n`;
     }
