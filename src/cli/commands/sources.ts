@@ -26,22 +26,24 @@ function registerSuggest(sources: Command, ctx: CliContext, setResult: (p: Promi
   sources
     .command('suggest')
     .description(
-      'Propose a members fields: mapping from a saved API response (JSON: an array of records, or an object with the list under a key such as value, Resources, employees, data, users, Report_Entry or d.results) or a CSV export (its header), as a YAML fragment to paste; each line ends with how sure it is (sure, likely, guess) and the key or column it matched. With --preset, the preset\'s own fields are tried on the sample first and only those that find nothing are proposed. Reads nothing but the file. Exit 0, 2 when the sample cannot be used.',
+      'Propose a fields: mapping from a saved API response (JSON: an array of records, or an object with the list under a key such as value, Resources, employees, data, users, workers, Report_Entry or d.results) or a CSV export (its header), as a YAML fragment to paste; each line ends with how sure it is (sure, likely, guess) and the key or column it matched, and the fragment ends with the fields it found nothing for, each with why. JSON values are checked: an e-mail key must hold addresses, a date key dates (never true/false), a status key status values or booleans (a status_map is proposed from them). With --preset, the preset\'s own fields are tried on the sample first and only those that find nothing are proposed. Reads nothing but the file. Exit 0, 2 when the sample cannot be used.',
     )
     .requiredOption('--sample <file>', 'a saved response (.json) or a CSV export')
     .option('--preset <name>', 'a preset whose own fields are tried first (docs/sources/)')
+    .addOption(new Option('--entity <entity>', 'what the sample holds: members, or departments (id, name, parent, sort_order)').choices(['members', 'departments']).default('members'))
     .addHelpText(
       'after',
       `
 Examples:
   $ orgsync sources suggest --sample config/demo/members.csv
   $ orgsync sources suggest --sample config/demo/employees.json
-  $ orgsync sources suggest --sample config/demo/employees.json --preset bamboohr`,
+  $ orgsync sources suggest --sample config/demo/employees.json --preset bamboohr
+  $ orgsync sources suggest --sample config/demo/departments.csv --entity departments`,
     )
-    .action((opts: { sample: string; preset?: string }) =>
+    .action((opts: { sample: string; preset?: string; entity: 'members' | 'departments' }) =>
       setResult(
         (async () => {
-          ctx.stdout.write(renderSuggestion(suggestMapping(opts.sample, opts.preset)));
+          ctx.stdout.write(renderSuggestion(suggestMapping(opts.sample, opts.preset, opts.entity)));
           return EXIT.OK;
         })(),
       ),
