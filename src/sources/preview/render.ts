@@ -63,6 +63,9 @@ export interface PreviewFieldWarning {
 /** The mapped record's key of each field. */
 const RECORD_KEY: Record<string, string> = { id: 'source_id', department: 'department_source_id', department_path: 'department_source_id', parent: 'parent_source_id' };
 
+/** Fields the mapping uses without keeping them on the record (they name derived departments and positions): their text is their value. */
+const DERIVING = new Set(['department_name', 'position', 'position_name']);
+
 /** Member values a connector may work out itself, when no field read gave them. */
 const WORKED_OUT: [string, string][] = [
   ['department', 'department_source_id'],
@@ -82,7 +85,7 @@ function fieldsOf(reads: FieldRead[], record: Record<string, unknown> | undefine
   }
   const out: PreviewField[] = [];
   for (const [field, r] of byField) {
-    const value = record?.[RECORD_KEY[field] ?? field];
+    const value = record !== undefined && DERIVING.has(field) && typeof r.text === 'string' && r.text.trim() !== '' ? r.text.trim() : record?.[RECORD_KEY[field] ?? field];
     const f: PreviewField = { field, value: typeof value === 'string' || typeof value === 'number' ? value : null, from: r.from, read: typeof r.text === 'string' ? r.text : null };
     if (typeof r.text !== 'string') f.problem = r.text.problem;
     out.push(f);
