@@ -183,8 +183,14 @@ async function platform(emulator: TestEmulator) {
 
 describe('an HR API without a preset, with the configs of docs/sources/without-a-preset.md alone', () => {
   beforeAll(() => {
-    // The documented configs name every fixture field they read (a typo in the page would be caught by the runs below).
     for (const row of ROWS) expect(documentedConfig(row.heading)).toContain('sources:');
+    // Every YAML block of the page is YAML (its quoting advice included), and the unquoted flow list it warns of is not.
+    const page = readFileSync(join(repoRoot, 'docs', 'sources', 'without-a-preset.md'), 'utf8');
+    const blocks = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+    // A snippet indented as under `fields:` is read as it would stand there.
+    for (const block of blocks) expect(() => parse(block.startsWith('        ') ? block.replace(/^ {8}/gm, '') : block), block).not.toThrow();
+    expect(() => parse('email: [emails[0].value, userName]')).toThrow(/Missing , or : between flow sequence items/);
   });
 
   for (const row of ROWS) {
