@@ -53,7 +53,7 @@ Examples:
 function registerCheck(sources: Command, ctx: CliContext, setResult: (p: Promise<CommandResult>) => void): void {
   sources
     .command('check')
-    .description('Read every source, merge and validate, and print the counts, the quarantine report and the values dropped from kept records (warnings such as invalid_phone_dropped). Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a source cannot be read, 2 on a config error.')
+    .description('Read every source, merge and validate, and print the counts, the quarantine report, the values dropped from kept records (warnings such as invalid_phone_dropped) and the mapped fields that matched nothing in any record, with how far each path got. Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a source cannot be read, 2 on a config error.')
     .requiredOption('-c, --config <file>', 'config file (YAML); needs sources:')
     .option('--json', 'print one JSON document (per-source counts, desired counts, quarantine entries, warnings) instead of text')
     .addHelpText(
@@ -90,7 +90,7 @@ function registerPreview(sources: Command, ctx: CliContext, setResult: (p: Promi
   sources
     .command('preview')
     .description(
-      'Read the first records of a source (through its real pagination, auth and paging; the read stops once it has them) and show each raw record beside what the mapping made of it: every field with the path, column or candidate it came from, the start and end dates with the lifecycle rule they lead to on the day, and the quarantine reason, if any. Writes nothing: no state DB, no platform call. Prints personal data to this terminal. Exit 0, 1 when a source cannot be read, 2 on a config or usage error.',
+      'Read the first records of a source (through its real pagination, auth and paging; the read stops once it has them) and show each raw record beside what the mapping made of it: every field with the path, column or candidate it came from, the start and end dates with the lifecycle rule they lead to on the day (a leaver: not synced), and the quarantine reason, if any; then a warning for each mapped field that matched nothing in the records read. Writes nothing: no state DB, no platform call. Prints personal data to this terminal. Exit 0, 1 when a source cannot be read, 2 on a config or usage error.',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML); needs sources:')
     .option('--source <name>', 'the source to read (default: every source in turn)')
