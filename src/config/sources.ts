@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parsePath, PathSyntaxError } from '../shared/field-path.js';
+import { namesOfSpec } from '../shared/field-spec.js';
 import { durationSchema } from './platform.js';
 import { httpUrlSchema, insecureTransportSchema } from './transport.js';
 import { PRESET_NAMES, PRESETS, type Preset } from './presets/index.js';
@@ -61,6 +62,11 @@ export const memberFieldsSchema = z
     department_path: fieldSpecSchema
       .optional()
       .describe('A department path such as "Engineering/Platform/SRE": the departments are derived from it (id = the path, name = its last part, parent = the path above) and the member is placed in the last one.'),
+    department_name: fieldSpecSchema
+      .optional()
+      .describe('The name of the member\'s department when department is its code (an id that stays when the name changes): the departments are derived from the members (id = department, name = this, top level), as department_path does for paths.'),
+    position: fieldSpecSchema.optional().describe('The source id (code) of the member\'s position, e.g. a job code; with position_name the positions are derived from the members.'),
+    position_name: fieldSpecSchema.optional().describe('The name of the member\'s position (with position: id = position, name = this).'),
     status: fieldSpecSchema.optional().describe('The status value, translated by status_map; when unmapped every member is active.'),
     start_date: fieldSpecSchema
       .optional()
@@ -70,6 +76,17 @@ export const memberFieldsSchema = z
       .describe('The last day: an ISO date or date-time, or OData v2 /Date(ms)/, read in timezone:; empty and 0000-00-00 are no date. From the start of that day (midnight in timezone:) or that instant the member is removed or suspended (sync.lifecycle.end_action), even while the export still says active.'),
   })
   .describe('How member fields are read.');
+
+/** A name needs its code (issue 45): `department_name` beside `department`, `position` and `position_name` together. */
+export function memberFieldPairs(fields: { department?: unknown; department_name?: unknown; position?: unknown; position_name?: unknown }, ctx: z.RefinementCtx): void {
+  if (fields.department_name !== undefined && fields.department === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'department_name names the department whose code is in department: map department too (the code is the id that stays when the name changes)', path: ['fields', 'department_name'] });
+  }
+  if ((fields.position === undefined) !== (fields.position_name === undefined)) {
+    const [given, missing] = fields.position === undefined ? ['position_name', 'position'] : ['position', 'position_name'];
+    ctx.addIssue({ code: 'custom', message: `${given} needs ${missing}: positions are derived from the members' position (the id) and position_name (the name)`, path: ['fields', given] });
+  }
+}
 
 /** One include/exclude rule. */
 export const scopeRuleSchema = z
@@ -162,7 +179,11 @@ export const csvSourceSchema = z
       .describe('utf-8 (with or without BOM), utf-16le, gb18030, gbk, or another encoding iconv-lite knows.'),
     departments: z.strictObject({ ...csvFileOptions, ...scopeOptions, fields: departmentFieldsSchema }).optional().describe('The departments file.'),
     positions: z.strictObject({ ...csvFileOptions, ...scopeOptions, fields: positionFieldsSchema }).optional().describe('The positions file.'),
-    members: z.strictObject({ ...csvFileOptions, ...scopeOptions, ...memberOptions, fields: memberFieldsSchema }).optional().describe('The members file.'),
+    members: z
+      .strictObject({ ...csvFileOptions, ...scopeOptions, ...memberOptions, fields: memberFieldsSchema })
+      .superRefine((m, ctx) => memberFieldPairs(m.fields, ctx))
+      .optional()
+      .describe('The members file.'),
   })
   .describe('CSV files, one per entity; read streaming.');
 
@@ -189,6 +210,7 @@ export const paginationSchema = z
     z.strictObject({
       type: z.literal('next-link'),
       next_path: jsonPathSchema('Path in the response to the next page\'s URL (absolute or relative); empty or absent ends the walk.').pipe(z.string().min(1)),
+      end_on_empty: z.boolean().default(true).describe('A page with no records ends the walk (said in the log at debug), even when it links a next page; false: only an empty link or cursor does (an API that sends empty pages in the middle). A 204 No Content or an empty body always ends it.'),
     }),
     z.strictObject({
       type: z.literal('cursor'),
@@ -196,6 +218,7 @@ export const paginationSchema = z
       cursor_param: z.string().min(1).describe('Query parameter that carries the cursor (Google: pageToken).'),
       size_param: z.string().min(1).optional().describe('Query parameter for the page size.'),
       size: z.number().int().min(1).optional().describe('Page size to ask for.'),
+      end_on_empty: z.boolean().default(true).describe('A page with no records ends the walk (said in the log at debug), even when it links a next page; false: only an empty link or cursor does (an API that sends empty pages in the middle). A 204 No Content or an empty body always ends it.'),
     }),
     z.strictObject({
       type: z.literal('page'),
@@ -219,6 +242,7 @@ export const paginationSchema = z
     }),
     z.strictObject({
       type: z.literal('odata'),
+      end_on_empty: z.boolean().default(true).describe('A page with no records ends the walk (said in the log at debug), even when it links a next page; false: only an empty link or cursor does (an API that sends empty pages in the middle). A 204 No Content or an empty body always ends it.'),
     }),
   ])
   .describe('How to walk the pages of a URL: none, next-link, cursor, page (page number), offset (record offset), scim (startIndex/count/totalResults) or odata (@odata.nextLink or d.__next).');
@@ -264,6 +288,11 @@ const hrisEntity = {
   file: z.string().min(1).optional().describe('A JSON file instead of a URL; relative to the config file.'),
   items_path: jsonPathSchema('Path to the array of records in each response; empty: the response is the array (scim: Resources; odata: value or d.results).').default(''),
   total_path: jsonPathSchema('Path to the total number of records the source states (any page; the last one read counts); fewer records than that fails the read.').optional(),
+  total_header: z
+    .string()
+    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'an HTTP header name such as X-Total-Count')
+    .optional()
+    .describe('A response header that states the total number of records (X-Total-Count); like total_path, fewer records than that fails the read.'),
   pagination: paginationSchema.default({ type: 'none' }),
   ...scopeOptions,
 };
@@ -271,7 +300,7 @@ const hrisEntity = {
 const hrisFieldPaths = (fields: Record<string, unknown>, ctx: z.RefinementCtx) => {
   for (const [field, spec] of Object.entries(fields)) {
     for (const item of Array.isArray(spec) ? spec : spec === undefined ? [] : [spec]) {
-      const names = typeof item === 'string' && item.includes('{') ? [...item.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!.trim()) : [item as string];
+      const names = typeof item === 'string' ? namesOfSpec(item) : [];
       for (const n of names) {
         try {
           parsePath(n);
@@ -385,6 +414,7 @@ export const hrisJsonSourceSchema = z
     members: withPaths(z.strictObject({ ...hrisEntity, ...memberOptions, require_status: requireStatusSchema, delta: hrisDeltaSchema, fields: memberFieldsSchema }))
       .refine(oneOfUrlFile, urlFileMessage)
       .refine((m) => m.delta === undefined || m.delta === false || m.url !== undefined, { message: 'delta needs members.url (a file is read in full)', path: ['delta'] })
+      .superRefine((m, ctx) => memberFieldPairs(m.fields, ctx))
       .optional(),
     preset_options: presetOptionsSchema,
     full_read_interval: fullReadIntervalSchema,

@@ -32,7 +32,7 @@ export interface RecordExplanation {
   mirror?: PlatformRecord;
   ownership: { owned: boolean; kind: string; since?: string; detail: string };
   /** What the next plan does to it. */
-  next: { changes: Change[]; withheld: { change: Change; why: string; dueAt?: string }[]; warnings: string[]; refusal?: string; lifecycle?: string };
+  next: { changes: Change[]; withheld: { change: Change; why: string; dueAt?: string }[]; warnings: string[]; refusal?: string; lifecycle?: string; leftOut?: string };
 }
 
 const platformIdOf = (entity: EntityKind, r: PlatformRecord): string => (entity === 'members' ? (r as PlatformMember).account_id : (r as PlatformDepartment).id);
@@ -127,8 +127,11 @@ function explainOne(
   out.next.withheld = state.plan.withheld.filter((w) => mine(w.change)).map((w) => ({ change: w.change, why: w.why, ...(w.dueAt ? { dueAt: w.dueAt } : {}) }));
   out.next.warnings = state.plan.warnings.filter((w) => w.entity === entity && ((thirdId !== '' && w.thirdId === thirdId) || (platformId !== undefined && w.platformId === platformId))).map((w) => `${w.code}: ${w.message}`);
   if (state.plan.refusal) out.next.refusal = `${state.plan.refusal.guard}: ${state.plan.refusal.message}`;
-  const life = entity === 'members' && thirdId !== '' ? [...(state.plan.lifecycle?.scheduled ?? []), ...(state.plan.lifecycle?.ended ?? [])].find((e) => e.thirdId === thirdId) : undefined;
+  const lifecycle = state.plan.lifecycle;
+  const life = entity === 'members' && thirdId !== '' ? [...(lifecycle?.scheduled ?? []), ...(lifecycle?.ended ?? []), ...(lifecycle?.ending ?? [])].find((e) => e.thirdId === thirdId) : undefined;
   if (life) out.next.lifecycle = lifecycleLine(life);
+  const left = entity === 'members' && desired !== undefined && (desired as DesiredMember).status === 'left' && !life;
+  if (left) out.next.leftOut = leaverLine(mirror as PlatformMember | undefined, ownedAccount !== undefined);
   return out;
 }
 
@@ -140,6 +143,18 @@ function memberRecord(mirror: Mirror, platformId: string | undefined, ownedAccou
 /** A department or position by platform id, then third id. */
 function otherRecord(records: { byId: ReadonlyMap<string, PlatformRecord>; byThirdId: ReadonlyMap<string, PlatformRecord> }, platformId: string | undefined, thirdId: string): PlatformRecord | undefined {
   return (platformId ? records.byId.get(platformId) : undefined) ?? (thirdId ? records.byThirdId.get(thirdId) : undefined);
+}
+
+/**
+ * Why the plan leaves a leaver out (issue 45): the source says status left, and there is nothing this sync may do
+ * (no live account, one not owned by this sync, or one already gone).
+ */
+function leaverLine(mirror: PlatformMember | undefined, owned: boolean): string {
+  if (mirror === undefined || mirror.status === 'left') {
+    return `not synced (status left): the source says status left${mirror ? ' and the account has already left the platform' : ' and no account is on the platform'}; a leaver is never created`;
+  }
+  if (!owned) return 'not synced (status left): the source says status left, but the account is not owned by this sync, so it is left alone (take it over with `orgsync adopt` to have it removed)';
+  return 'not synced (status left): the source says status left';
 }
 
 const FIELDS: Record<EntityKind, string[]> = {
@@ -210,6 +225,7 @@ function mirrorLine(entity: EntityKind, r: PlatformRecord, departmentPath: (id: 
 /** Why a lifecycle rule holds a member back or takes them out (sync.lifecycle). */
 export function lifecycleLine(e: LifecycleEvent): string {
   if (e.rule === 'scheduled') return `scheduled: not created yet: start_date ${e.date}; created from ${e.createOn} (sync.lifecycle.create_days_before_start)`;
+  if (e.rule === 'ending') return `ending: end_date ${e.date} is ahead: synced as the source says until then; ${e.action === 'suspend' ? 'suspended' : 'removed'} from ${e.at} (sync.lifecycle.end_action)`;
   const what = e.action === 'not_created' ? 'not created' : e.action === 'suspend' ? 'suspended' : 'removed';
   return `ended: end_date ${e.date} has passed (${e.at}): ${what}, whatever status the source gives (sync.lifecycle.end_action)`;
 }
@@ -229,6 +245,7 @@ export function renderExplanations(list: readonly RecordExplanation[], departmen
     lines.push(`  ownership:  ${e.ownership.detail}`);
     const next: string[] = [];
     if (e.next.lifecycle) next.push(e.next.lifecycle);
+    if (e.next.leftOut && e.next.changes.length === 0 && e.next.withheld.length === 0) next.push(`nothing: ${e.next.leftOut}`);
     for (const c of e.next.changes) next.push(`${c.op}: ${c.description} (why: ${c.reason})`);
     for (const w of e.next.withheld) next.push(`withheld ${w.change.op}: ${w.change.description} (why: ${w.why}${w.dueAt ? `; due ${w.dueAt}` : ''})`);
     for (const w of e.next.warnings) next.push(`no write: ${w}`);

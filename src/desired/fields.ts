@@ -4,6 +4,7 @@
  */
 import type { FieldSpec } from '../config/sources.js';
 import { cachedPath, WrongType } from '../shared/field-path.js';
+import { PLACEHOLDER, placeholderOf } from '../shared/field-spec.js';
 import { checkText, MAX_NAME_LENGTH, normaliseEmail, type Problem } from './normalise.js';
 
 /** Looks a name (column, attribute, dotted path) up in one raw record; undefined when absent. */
@@ -24,7 +25,6 @@ export interface FieldReader {
   text(lookup: Lookup): string | TextProblem;
 }
 
-const PLACEHOLDER = /\{([^{}]+)\}/g;
 
 /** Turns one raw value into text, or a problem (objects): arrays give their first element (multi-valued LDAP). */
 export function textOf(raw: unknown, name: string): string | TextProblem {
@@ -50,13 +50,13 @@ function compileOne(spec: string): FieldReader {
     return { names: [spec], text, read: (lookup) => asResult(text(lookup)) };
   }
   const names: string[] = [];
-  const parts: (string | { name: string })[] = [];
+  const parts: (string | { name: string; required: boolean })[] = [];
   let last = 0;
   for (const m of spec.matchAll(PLACEHOLDER)) {
     if (m.index > last) parts.push(spec.slice(last, m.index));
-    const name = m[1]!.trim();
-    names.push(name);
-    parts.push({ name });
+    const p = placeholderOf(m[1]!);
+    names.push(p.name);
+    parts.push(p);
     last = m.index + m[0].length;
   }
   if (last < spec.length) parts.push(spec.slice(last));
@@ -75,6 +75,9 @@ function compileOne(spec: string): FieldReader {
       const t = textOf(lookup(p.name), p.name);
       if (typeof t !== 'string') return t;
       const v = t.trim();
+      // `{!preferred_first_name} {last_name}`: without the required part the template is empty, so a list of
+      // alternatives moves on to the next one (issue 45).
+      if (v === '' && p.required) return '';
       if (v !== '') any = true;
       pieces[i] = v;
     }

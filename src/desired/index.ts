@@ -68,3 +68,4 @@ function sharedStage(batches: readonly SourceBatch[]): MemberStage {
 function memberFields(authoritative: readonly string[]): Set<string> {
   return new Set(authoritative.filter((f) => f.startsWith('members.')).map((f) => f.slice('members.'.length)));
 }
+export * from './coverage.js';

@@ -8,6 +8,7 @@ import type { DesiredDepartment, DesiredMemberStatus, DesiredPosition, MemberSta
 import type { EntityKind } from '../domain/entities.js';
 import { alternativesOf, compileField, missingStatus, readEmail, type FieldReader, type Lookup, type TextProblem } from './fields.js';
 import { listStage } from './list-stage.js';
+import { FieldCoverage, type FieldGap } from './coverage.js';
 import { compileScope, type Scope, type ScopeConfig } from './scope.js';
 import { parseHrDate } from '../shared/dates.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
@@ -33,6 +34,8 @@ export interface SourceBatch {
   authoritative: string[];
   /** Records left out by the entity's include/exclude rules (before mapping and validation). */
   excluded?: Record<EntityKind, number>;
+  /** Fields that matched nothing in any record read (only when read with `coverage`: sources check and preview). */
+  fieldGaps?: FieldGap[];
 }
 
 /** Options of one source that affect mapping. */
@@ -57,6 +60,11 @@ export interface SourceMappingOptions {
    */
   stage?: MemberStage | undefined;
   rank?: number | undefined;
+  /**
+   * `sources check` and `sources preview` (issue 45): note which fields matched nothing in any record (`paths`: the
+   * names are JSON field paths, probed step by step). Runs leave it out.
+   */
+  coverage?: { paths: boolean } | undefined;
 }
 
 /** Sees every value a mapped field reads, with the alternative of its spec (path, column, template) that gave it. */
@@ -161,6 +169,8 @@ export class SourceCollector {
   private readonly rank: number;
   private memberCount = 0;
   private readonly derived = new Map<string, DesiredDepartment>();
+  /** Positions derived from members' position and position_name (issue 45). */
+  private readonly derivedPositions = new Map<string, DesiredPosition>();
   private readonly quarantine: QuarantineEntry[] = [];
   private readonly warnings: SourceWarning[] = [];
   /** One reader per alternative of the phone field: the first VALID value wins, not the first non-empty one. */
@@ -173,6 +183,8 @@ export class SourceCollector {
   private readonly sharedValues = new Map<string, string>();
   private readonly scopes: Record<EntityKind, Scope | undefined>;
   private readonly excluded: Record<EntityKind, number> = { departments: 0, positions: 0, members: 0 };
+  /** Which fields found values (sources check and preview only). */
+  private readonly coverage: FieldCoverage | undefined;
 
   constructor(private readonly opts: SourceMappingOptions) {
     this.stage = opts.stage ?? listStage();
@@ -185,11 +197,17 @@ export class SourceCollector {
     this.scopes = { departments: compileScope(opts.departments), positions: compileScope(opts.positions), members: compileScope(opts.members) };
     this.statusMap = opts.members?.status_map;
     this.separator = opts.members?.path_separator ?? '/';
+    if (opts.coverage) {
+      const fields = (r: Readers<string>) => Object.entries(r).map(([k, reader]): [string, string[]] => [k, reader!.names]);
+      this.coverage = new FieldCoverage({ departments: fields(this.dept), positions: fields(this.pos), members: fields(this.mem) }, opts.coverage.paths);
+    }
     if (opts.departments) this.provided.departments = true;
     if (opts.positions) this.provided.positions = true;
     if (opts.members) {
       this.provided.members = true;
-      if (opts.members.fields.department_path) this.provided.departments = true;
+      // Departments (and positions) derived from the members: a path, or a code with its name (issue 45).
+      if (opts.members.fields.department_path || opts.members.fields.department_name) this.provided.departments = true;
+      if (opts.members.fields.position_name) this.provided.positions = true;
     }
   }
 
@@ -272,6 +290,7 @@ export class SourceCollector {
   /** Maps one raw department. */
   addDepartment(lookup: Lookup, location: string, overrides: RecordOverrides = {}): void {
     if (this.scopes.departments !== undefined && this.outOfScope('departments', lookup)) return;
+    this.coverage?.record('departments', lookup);
     try {
       const d: DesiredDepartment = { source_id: this.id(this.dept, lookup), name: this.name(this.dept, 'name', lookup), origin: { source: this.opts.source, location } };
       const parent = overrides.parent_source_id ?? this.optional(this.dept, 'parent', lookup, MAX_ID_LENGTH);
@@ -291,6 +310,7 @@ export class SourceCollector {
   /** Maps one raw position. */
   addPosition(lookup: Lookup, location: string): void {
     if (this.scopes.positions !== undefined && this.outOfScope('positions', lookup)) return;
+    this.coverage?.record('positions', lookup);
     try {
       const p: DesiredPosition = { source_id: this.id(this.pos, lookup), name: this.name(this.pos, 'name', lookup), origin: { source: this.opts.source, location } };
       const desc = this.optional(this.pos, 'description', lookup, MAX_DESCRIPTION_LENGTH);
@@ -321,10 +341,13 @@ export class SourceCollector {
   private mapMember(lookup: Lookup, place: string, line: number, overrides: RecordOverrides): void {
     const m = this.mem;
     if (this.scopes.members !== undefined && this.outOfScope('members', lookup)) return;
+    this.coverage?.record('members', lookup);
     try {
       // Departments derived from a path come first: a member quarantined for another reason still proves its department exists.
       let department = overrides.department_source_id ?? '';
       if (m.department_path && overrides.department_source_id === undefined) department = this.derivePath(this.optional(m, 'department_path', lookup, 4 * MAX_NAME_LENGTH), line < 0 ? place : place + line);
+      if (department === '' && m.department_name && overrides.department_source_id === undefined) department = this.deriveNamed(lookup, line < 0 ? place : place + line);
+      if (m.position_name) this.derivePosition(lookup, line < 0 ? place : place + line);
       const source_id = this.id(m, lookup);
       const display_name = this.name(m, 'display_name', lookup);
       // The values first (checked in this order, so the first problem found is the one reported), the record after.
@@ -434,6 +457,27 @@ export class SourceCollector {
     return value;
   }
 
+  /**
+   * A department given by its code and its name (`department` and `department_name`, issue 45): derived with the
+   * code as its id, so a renamed department in HR is renamed on the platform, not created anew. The first name read
+   * for a code names it. Returns the code ('' when the record has none).
+   */
+  private deriveNamed(lookup: Lookup, location: string): string {
+    const id = this.optional(this.mem, 'department', lookup, MAX_ID_LENGTH);
+    if (id === '') return '';
+    const name = this.optional(this.mem, 'department_name', lookup);
+    if (name !== '' && !this.derived.has(id)) this.derived.set(id, { source_id: id, name, origin: { source: this.opts.source, location } });
+    return id;
+  }
+
+  /** A position given by its code and its name (`position` and `position_name`, issue 45), derived from the member. */
+  private derivePosition(lookup: Lookup, location: string): void {
+    const id = this.optional(this.mem, 'position', lookup, MAX_ID_LENGTH);
+    if (id === '' || this.derivedPositions.has(id)) return;
+    const name = this.optional(this.mem, 'position_name', lookup);
+    if (name !== '') this.derivedPositions.set(id, { source_id: id, name, origin: { source: this.opts.source, location } });
+  }
+
   /** Adds the departments of a path ("Engineering/Platform/SRE") and returns the last one's id. */
   private derivePath(path: string, location: string): string {
     const parts = path.split(this.separator).map((s) => s.trim()).filter((s) => s !== '');
@@ -457,10 +501,12 @@ export class SourceCollector {
   finish(): SourceBatch {
     const explicit = new Set(this.departments.map((d) => d.source_id));
     const derived = [...this.derived.values()].filter((d) => !explicit.has(d.source_id));
+    const explicitPositions = new Set(this.positions.map((p) => p.source_id));
+    const derivedPositions = [...this.derivedPositions.values()].filter((p) => !explicitPositions.has(p.source_id));
     return {
       source: this.opts.source,
       departments: this.dropDuplicates('departments', [...this.departments, ...derived]),
-      positions: this.dropDuplicates('positions', this.positions),
+      positions: this.dropDuplicates('positions', derivedPositions.length > 0 ? [...this.positions, ...derivedPositions] : this.positions),
       stage: this.stage,
       rank: this.rank,
       memberCount: this.memberCount,
@@ -469,6 +515,7 @@ export class SourceCollector {
       provided: this.provided,
       authoritative: this.opts.authoritativeFields ?? [],
       excluded: { ...this.excluded },
+      ...(this.coverage ? { fieldGaps: this.coverage.gaps() } : {}),
     };
   }
 

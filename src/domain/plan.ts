@@ -266,7 +266,8 @@ export type PlanCounts = Record<EntityKind, Record<ChangeOp, number>>;
 /** The result of planning one run. */
 /** What a lifecycle rule (issue 18: start_date, end_date) did to one member in a plan. */
 export interface LifecycleEvent {
-  rule: 'scheduled' | 'ended';
+  /** scheduled: a start ahead; ended: an end date passed; ending: an end date ahead (issue 45). */
+  rule: 'scheduled' | 'ended' | 'ending';
   thirdId: string;
   displayName: string;
   /** The date as the source gave it. */
@@ -275,7 +276,7 @@ export interface LifecycleEvent {
   at: string;
   /** scheduled: when the member will be created (RFC 3339). */
   createOn?: string;
-  /** ended: remove, suspend, or not_created (a leaver never created). */
+  /** ended: remove, suspend, or not_created (a leaver never created); ending: what happens on the day. */
   action?: 'remove' | 'suspend' | 'not_created';
 }
 
@@ -295,7 +296,7 @@ export interface Plan {
   /** Issue 10 (saved plans): hashes of the inputs it was computed from. */
   inputs?: { mirrorHash?: string; sourceHash?: string };
   /** Issue 18: members the lifecycle rules held back (scheduled) or took out (ended). Absent when none. */
-  lifecycle?: { scheduled: LifecycleEvent[]; ended: LifecycleEvent[] };
+  lifecycle?: { scheduled: LifecycleEvent[]; ended: LifecycleEvent[]; ending?: LifecycleEvent[] };
 }
 
 /** True when the plan holds at least one write. */

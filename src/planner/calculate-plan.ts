@@ -29,7 +29,7 @@
  *
  * Then: order (order.ts) -> policy (policies.ts) -> trust filters (trust/) -> guards (guards.ts PLAN_GUARDS: state lost,
  * empty source, the trust filters' refusals, delete threshold).
- * Before the member diff: the dated lifecycle rules (lifecycle/: scheduled, ended).
+ * Before the member diff: the dated lifecycle rules (lifecycle/: scheduled, ended, ending).
  */
 import type { DesiredState, EntityKind, LifecycleEvent, Plan, PlanWarning } from '../domain/index.js';
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
@@ -99,7 +99,7 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
     ...(refusal ? { refusal } : {}),
     counts: countChanges(kept),
     ...(life.events.length > 0
-      ? { lifecycle: { scheduled: life.events.filter((e) => e.rule === 'scheduled'), ended: life.events.filter((e) => e.rule === 'ended') } }
+      ? { lifecycle: { scheduled: life.events.filter((e) => e.rule === 'scheduled'), ended: life.events.filter((e) => e.rule === 'ended'), ending: life.events.filter((e) => e.rule === 'ending') } }
       : {}),
   };
 }

@@ -123,6 +123,8 @@ export function* planTextLines(plan: Plan, extras: RenderExtras = {}): Generator
   omitted += yield* listLines(`withheld (${plan.withheld.length})`, plan.withheld, full, (w) => `  . ${w.change.entity} ${w.change.op} ${w.change.thirdId || w.change.platformId || ''}: ${w.change.description} (${w.why}${w.dueAt ? `, due ${w.dueAt}` : ''})`, 'withheld changes');
   const scheduled = plan.lifecycle?.scheduled ?? [];
   omitted += yield* listLines(`scheduled (${scheduled.length})`, scheduled, full, (e) => `  > members ${e.thirdId}: "${e.displayName}" starts ${e.date}; created from ${e.createOn}`, 'scheduled members');
+  const ending = plan.lifecycle?.ending ?? [];
+  omitted += yield* listLines(`scheduled ends (${ending.length})`, ending, full, (e) => `  < members ${e.thirdId}: "${e.displayName}" ends ${e.date}; ${endedAction(e.action)} from ${e.at}`, 'scheduled ends');
   const ended = plan.lifecycle?.ended ?? [];
   omitted += yield* listLines(`ended (${ended.length})`, ended, full, (e) => `  < members ${e.thirdId}: "${e.displayName}" end_date ${e.date} has passed: ${endedAction(e.action)}`, 'ended members');
   const quarantine = extras.quarantine ?? [];
@@ -198,7 +200,7 @@ export interface PlanJson {
   policy: string;
   created_at: string;
   in_sync: boolean;
-  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; unpatchable_drift: number; withheld: number; quarantined: number; blocked: number; scheduled: number; ended: number };
+  summary: Record<EntityKind, Record<string, number>> & { total: number; warnings: number; unpatchable_drift: number; withheld: number; quarantined: number; blocked: number; scheduled: number; ended: number; ending: number };
   refusal: { guard: string; message: string; entities?: unknown } | null;
   changes: {
     id: string;
@@ -223,6 +225,8 @@ export interface PlanJson {
   lifecycle: {
     scheduled: { third_id: string; display_name: string; start_date: string; start_at: string; create_on: string }[];
     ended: { third_id: string; display_name: string; end_date: string; end_at: string; action: string }[];
+    /** Issue 45: members whose end date is ahead, with what happens on the day (remove or suspend). */
+    ending: { third_id: string; display_name: string; end_date: string; end_at: string; action: string }[];
   };
   /** Issue 32: every source record, planned or left alone, per entity (present when the command knows the sources' records). */
   records?: ReturnType<typeof accountingToJson>;
@@ -268,6 +272,7 @@ function planJsonFrame(plan: Plan, extras: RenderExtras): PlanJson {
       blocked: blocked.length,
       scheduled: plan.lifecycle?.scheduled.length ?? 0,
       ended: plan.lifecycle?.ended.length ?? 0,
+      ending: plan.lifecycle?.ending?.length ?? 0,
     },
     refusal: plan.refusal ? { guard: plan.refusal.guard, message: plan.refusal.message, ...(plan.refusal.entities ? { entities: plan.refusal.entities } : {}) } : null,
     changes: [],
@@ -286,6 +291,7 @@ function planJsonFrame(plan: Plan, extras: RenderExtras): PlanJson {
     lifecycle: {
       scheduled: (plan.lifecycle?.scheduled ?? []).map((e) => ({ third_id: e.thirdId, display_name: e.displayName, start_date: e.date, start_at: e.at, create_on: e.createOn ?? '' })),
       ended: (plan.lifecycle?.ended ?? []).map((e) => ({ third_id: e.thirdId, display_name: e.displayName, end_date: e.date, end_at: e.at, action: e.action ?? 'remove' })),
+      ending: (plan.lifecycle?.ending ?? []).map((e) => ({ third_id: e.thirdId, display_name: e.displayName, end_date: e.date, end_at: e.at, action: e.action ?? 'remove' })),
     },
     ...(extras.records ? { records: accountingToJson(extras.records) } : {}),
   };

@@ -88,7 +88,38 @@ const URL_IN_TEXT = /\b[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s"'<>\\`]*[^\s"'<>\\`.,;:!
 const FIELD_PATTERN = new RegExp(`("(?:${SECRET_FIELD_NAMES.map(escapeRegExp).join('|')})"\\s*:\\s*)("(?:[^"\\\\]|\\\\.)*"|-?\\d[\\d.eE+-]*)`, 'gi');
 const CREDENTIAL_PATTERN = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{4,}|\b(?:ek|st)_[A-Za-z0-9][A-Za-z0-9_-]{5,}/g;
 
-/** A URL (text or URL object) with its userinfo and every query value replaced; text that is no URL is returned as is. */
+/**
+ * Query parameters whose values are paging positions (`page`, `$skip`, `startIndex`, a cursor parameter): shown in
+ * locations and messages, so records of different pages have different locations (issue 45). Registered by the HRIS
+ * walk: the parameters its config names, and those whose values change from one page's URL to the next unless named
+ * like a credential. Process-wide and bounded; registered secret values are replaced inside them all the same.
+ */
+const pagingParams = new Set<string>();
+const MAX_PAGING_PARAMS = 200;
+
+/** A query parameter named like a credential: its value is never shown, even when it changes from page to page. */
+export const CREDENTIAL_PARAM = /token|key|secret|sig|password|passwd|auth|credential|session|code/i;
+
+/** Shows the values of these query parameters (`$skip`, `page`); `learned`: from page URLs, so names like credentials are left out. */
+export function registerPagingParams(names: Iterable<string>, learned = false): void {
+  for (const n of names) {
+    if (pagingParams.size >= MAX_PAGING_PARAMS) return;
+    if (n !== '' && !(learned && CREDENTIAL_PARAM.test(n))) pagingParams.add(n);
+  }
+}
+
+/** True when the values of query parameter `name` (as written in a URL, perhaps %-encoded) are paging positions. */
+function isPagingParam(name: string): boolean {
+  if (pagingParams.size === 0) return false;
+  if (pagingParams.has(name)) return true;
+  try {
+    return pagingParams.has(decodeURIComponent(name.replace(/\+/g, ' ')));
+  } catch {
+    return false;
+  }
+}
+
+/** A URL (text or URL object) with its userinfo and every query value but paging positions replaced; text that is no URL is returned as is. */
 export function redactUrl(url: string | URL): string {
   const text = typeof url === 'string' ? url : url.toString();
   const m = /^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(text);
@@ -105,7 +136,9 @@ export function redactUrl(url: string | URL): string {
     .map((pair) => {
       if (pair === '') return pair;
       const eq = pair.indexOf('=');
-      return eq < 0 ? REDACTED : `${pair.slice(0, eq)}=${REDACTED}`;
+      if (eq < 0) return REDACTED;
+      const name = pair.slice(0, eq);
+      return isPagingParam(name) ? `${name}=${redactSecrets(pair.slice(eq + 1))}` : `${name}=${REDACTED}`;
     })
     .join('&');
   return `${scheme}${host}${rest.slice(0, q)}?${shownQuery}${hash < 0 ? '' : rest.slice(hash)}`;

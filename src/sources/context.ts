@@ -25,6 +25,8 @@ export interface SourceReadContext {
    * /run/secrets/pw (bind_password_file)` or `the config file`; undefined when not known. For errors that name it.
    */
   secretOrigin?: ((key: string) => string | undefined) | undefined;
+  /** Set by `sources check` and `sources preview`: note the mapped fields that matched nothing in any record (issue 45). */
+  fieldCoverage?: boolean | undefined;
   /** Set by `sources preview` only: sees each raw record and may end the read early. */
   observe?: ReadObserver | undefined;
   /** Issue 31: given by the run to a delta-capable source (how to read it, its snapshot, where to leave what it saw). */

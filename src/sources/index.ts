@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import type { SourceConfig } from '../config/sources.js';
 import { resolveConfigPath } from '../config/load.js';
 import type { DesiredState } from '../domain/desired.js';
-import { buildDesiredState, listStage, type SourceBatch } from '../desired/index.js';
+import { buildDesiredState, listStage, type FieldGap, type SourceBatch } from '../desired/index.js';
 import type { PhoneCache } from '../domain/phone-cache.js';
 import type { MemberStage } from '../domain/desired.js';
 import { systemClock, type Clock } from '../shared/clock.js';
@@ -31,6 +31,8 @@ export interface ReadSourcesOptions {
   delta?: DeltaProvider;
   /** Issue 42: where the members are staged (a run's state DB: src/mirror/member-stage.ts); absent: a list in the heap. */
   stage?: MemberStage;
+  /** `sources check` (issue 45): note the mapped fields that matched nothing in any record read. */
+  fieldCoverage?: boolean;
 }
 
 /**
@@ -67,6 +69,8 @@ export interface SourceSummary {
   excluded: { departments: number; positions: number; members: number };
   /** A source read with a DeltaReadContext: its mode, why, and the records it read. */
   read?: SourceReadReport;
+  /** Mapped fields that matched nothing in any record read (with ReadSourcesOptions.fieldCoverage). */
+  field_gaps?: FieldGap[];
 }
 
 /** The desired state plus what each source yielded (for `orgsync sources check`). */
@@ -114,6 +118,7 @@ function readContext(config: Pick<Config, 'sources' | 'meta'> & { timezone?: str
     signal: opts.signal,
     phoneCache: opts.phoneCache,
     resolvePath: (p) => resolveConfigPath(config, p),
+    ...(opts.fieldCoverage ? { fieldCoverage: true } : {}),
   };
 }
 
@@ -139,6 +144,7 @@ export async function readSourcesReport(config: Pick<Config, 'sources' | 'meta'>
       quarantined: batch.quarantine.length,
       excluded,
       ...(read ? { read } : {}),
+      ...(batch.fieldGaps ? { field_gaps: batch.fieldGaps } : {}),
     };
     const how = read ? { mode: read.mode, reason: read.reason, records_read: read.recordsRead } : {};
     log.info({ departments: summary.departments, positions: summary.positions, members: summary.members, quarantined: summary.quarantined, excluded, ...how }, 'source read');

@@ -61,4 +61,22 @@ describe('dated lifecycle through plan, sync and explain', () => {
     expect((await cli('sync', '--config', config(60))).code).toBe(0);
     expect((await members()).map((m) => m.third_user_id).sort()).toEqual(['E1', 'H1']);
   });
+
+  it('says what happens to leavers: a future end date in the plan beside the starts, and why explain finds nothing to do (issue 45)', async () => {
+    writeFileSync(join(dir, 'people.csv'), `id,name,email,status,start,end\nH1,Hana Future,hana@example.com,active,${day(30)},\nL1,Leo Leaving,leo@example.com,active,${day(-100)},${day(60)}\nX1,Xena Gone,xena@example.com,left,${day(-900)},\n`);
+    const c0 = config(0);
+    const text = await cli('plan', '--config', c0);
+    expect(text.stdout).toContain(`scheduled (1)\n  > members H1: "Hana Future" starts ${day(30)}; created from `);
+    expect(text.stdout).toContain(`\nscheduled ends (1)\n  < members L1: "Leo Leaving" ends ${day(60)}; removed from ${day(60)}T00:00:00.000Z\n`);
+    const doc = JSON.parse((await cli('plan', '--config', c0, '--output', 'json')).stdout) as { summary: { ending: number }; lifecycle: { ending: { third_id: string; end_date: string; action: string }[] } };
+    expect(doc.summary.ending).toBe(1);
+    expect(doc.lifecycle.ending).toEqual([{ third_id: 'L1', display_name: 'Leo Leaving', end_date: day(60), end_at: `${day(60)}T00:00:00.000Z`, action: 'remove' }]);
+    expect((await cli('sync', '--config', c0)).code).toBe(0);
+    expect((await members()).map((m) => m.third_user_id).sort()).toEqual(['L1']);
+    const leo = await cli('explain', '--config', c0, 'L1');
+    expect(leo.stdout).toContain(`next plan:  ending: end_date ${day(60)} is ahead: synced as the source says until then; removed from ${day(60)}T00:00:00.000Z (sync.lifecycle.end_action)`);
+    const xena = await cli('explain', '--config', c0, 'X1');
+    expect(xena.code).toBe(0);
+    expect(xena.stdout).toContain('next plan:  nothing: not synced (status left): the source says status left and no account is on the platform; a leaver is never created');
+  });
 });

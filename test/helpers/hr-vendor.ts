@@ -39,8 +39,39 @@ export type VendorAuth =
       revokeAfterUses?: number;
     };
 
-/** A route: the JSON body for a GET of `url`, or undefined for 404. */
+/** A route: the JSON body for a GET of `url`, an Answer (another status, headers), or undefined for 404. */
 export type Route = (url: URL) => unknown;
+
+/** An answer other than 200 with a JSON body: a status (204 No Content past the last page), headers (X-Total-Count). */
+export class Answer {
+  constructor(
+    readonly status: number,
+    readonly body?: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+const DAY = 86_400_000;
+
+/**
+ * A recorded payload's placeholders resolved for a world `shift` days before `today` (ms, midnight UTC): `{{BASE}}`
+ * the double's address; `{{date:N}}`, `{{datetime:N}}`, `{{personio:N}}`, `{{odata:N}}` the date N days from today in
+ * the vendor's form; `{{until:N|a|b}}` is `a` up to that day and `b` after it; `"{{until:N}}"` / `"{{since:N}}"` a
+ * boolean (test/fixtures/vendors/<vendor>/SOURCE.md).
+ */
+export function resolvePayload(text: string, o: { today: number; shift: number; base: string }): string {
+  const at = (n: string) => o.today + (Number(n) + o.shift) * DAY;
+  const day = (n: string) => new Date(at(n)).toISOString().slice(0, 10);
+  const happened = (n: string) => Number(n) + o.shift <= 0;
+  return text
+    .replaceAll('{{BASE}}', o.base)
+    .replace(/"\{\{(since|until):([+-]?\d+)\}\}"/g, (_, k: string, n: string) => String(k === 'since' ? happened(n) : !happened(n)))
+    .replace(/\{\{(since|until):([+-]?\d+)\|([^|}]*)\|([^}]*)\}\}/g, (_, k: string, n: string, a: string, b: string) => ((k === 'since') === happened(n) ? a : b))
+    .replace(/\{\{date:([+-]?\d+)\}\}/g, (_, n: string) => day(n))
+    .replace(/\{\{datetime:([+-]?\d+)\}\}/g, (_, n: string) => `${day(n)}T00:00:00Z`)
+    .replace(/\{\{personio:([+-]?\d+)\}\}/g, (_, n: string) => `${day(n)}T00:00:00+01:00`)
+    .replace(/\{\{odata:([+-]?\d+)\}\}/g, (_, n: string) => `/Date(${at(n)})/`);
+}
 
 /** A running vendor. */
 export interface Vendor {
@@ -130,6 +161,10 @@ export async function startVendor(opts: { clock: Clock; auth: VendorAuth; routes
         const route = opts.routes[url.pathname];
         const answer = route?.(url);
         if (answer === undefined) return json(res, 404, { error: 'not found' });
+        if (answer instanceof Answer) {
+          if (answer.body === undefined) return res.writeHead(answer.status, answer.headers).end();
+          return json(res, answer.status, answer.body, answer.headers);
+        }
         json(res, 200, answer);
       })();
     });

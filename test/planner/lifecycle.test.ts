@@ -156,3 +156,30 @@ describe('lifecycle rules with an injected clock', () => {
     expect(lifecycleLine(p.lifecycle!.ended[0]!)).toBe('ended: end_date 2026-01-31 has passed (2026-01-30T23:00:00.000Z): not created, whatever status the source gives (sync.lifecycle.end_action)');
   });
 });
+
+describe('end dates ahead (issue 45)', () => {
+  const lifecycle = (end_action?: 'remove' | 'suspend') => lifecycleOptionsFrom(syncConfigSchema.parse({ lifecycle: { create_days_before_start: 0, ...(end_action ? { end_action } : {}) } }));
+  const leaving: DesiredMember = { source_id: 'L2', display_name: 'Lena Later', email: 'lena@example.com', status: 'active', end_date: '2026-03-15', end_at: Date.UTC(2026, 2, 14, 23) };
+
+  it('a member whose end date is ahead is synced as the source says, and the plan lists the day it goes beside the scheduled starts', () => {
+    const p = calculatePlan(desired({ members: [hire(), leaving] }), snapshot(), { ...OPTS, now: Date.UTC(2026, 1, 1), lifecycle: lifecycle() });
+    expect(p.changes.map((c) => [c.op, c.thirdId])).toEqual([['create', 'L2']]);
+    expect(p.lifecycle?.ending).toEqual([{ rule: 'ending', thirdId: 'L2', displayName: 'Lena Later', date: '2026-03-15', at: '2026-03-14T23:00:00.000Z', action: 'remove' }]);
+    const text = renderPlanText(p);
+    expect(text).toContain('scheduled (1)\n  > members H1: "Hana Future" starts 2026-03-01; created from 2026-02-28T23:00:00.000Z\n\nscheduled ends (1)\n  < members L2: "Lena Later" ends 2026-03-15; removed from 2026-03-14T23:00:00.000Z\n');
+    const json = planToJson(p);
+    expect(json.summary).toMatchObject({ scheduled: 1, ended: 0, ending: 1 });
+    expect(json.lifecycle.ending).toEqual([{ third_id: 'L2', display_name: 'Lena Later', end_date: '2026-03-15', end_at: '2026-03-14T23:00:00.000Z', action: 'remove' }]);
+    expect(lifecycleLine(p.lifecycle!.ending![0]!)).toBe('ending: end_date 2026-03-15 is ahead: synced as the source says until then; removed from 2026-03-14T23:00:00.000Z (sync.lifecycle.end_action)');
+    const suspend = calculatePlan(desired({ members: [leaving] }), snapshot(), { ...OPTS, now: Date.UTC(2026, 1, 1), lifecycle: lifecycle('suspend') });
+    expect(renderPlanText(suspend)).toContain('  < members L2: "Lena Later" ends 2026-03-15; suspended from 2026-03-14T23:00:00.000Z\n');
+  });
+
+  it('on the day it passes, the member is ended, no longer ending; a leaver by status is neither', () => {
+    const p = calculatePlan(desired({ members: [leaving] }), snapshot(), { ...OPTS, now: Date.UTC(2026, 2, 14, 23), lifecycle: lifecycle() });
+    expect(p.lifecycle?.ending).toEqual([]);
+    expect(p.lifecycle?.ended.map((e) => e.thirdId)).toEqual(['L2']);
+    const left = calculatePlan(desired({ members: [{ ...leaving, status: 'left' }] }), snapshot(), { ...OPTS, now: Date.UTC(2026, 1, 1), lifecycle: lifecycle() });
+    expect(left.lifecycle).toBeUndefined();
+  });
+});

@@ -39,6 +39,43 @@ describe('field paths: examples', () => {
     expect(compilePath('[1].x').get([{ x: 1 }, { x: 2 }])).toBe(2);
   });
 
+  it('filters on nested keys and on several keys, picks the first or the last match, and counts indexes from the end (issue 45)', () => {
+    // The shape of an ADP Workforce Now worker (organisational units of several types) and Gusto's terminations.
+    const worker = {
+      workAssignments: [
+        { primaryIndicator: false, homeOrganizationalUnits: [{ typeCode: { codeValue: 'Department' }, nameCode: { codeValue: '104000', shortName: 'R&D' } }] },
+        {
+          primaryIndicator: true,
+          homeOrganizationalUnits: [
+            { typeCode: { codeValue: 'Business Unit' }, nameCode: { codeValue: 'CORP', shortName: 'Corporate' } },
+            { typeCode: { codeValue: 'Department' }, nameCode: { codeValue: '601000', shortName: 'Information Technology' } },
+          ],
+        },
+      ],
+      terminations: [
+        { active: true, effective_date: '2021-03-31' },
+        { active: false, effective_date: '2027-01-15' },
+        { active: true, effective_date: '2024-06-30' },
+      ],
+    };
+    const dept = 'workAssignments[primaryIndicator=true].homeOrganizationalUnits[typeCode.codeValue=Department].nameCode';
+    expect(compilePath(`${dept}.codeValue`).get(worker)).toBe('601000');
+    expect(compilePath(`${dept}.shortName`).get(worker)).toBe('Information Technology');
+    expect(compilePath('workAssignments[0].homeOrganizationalUnits[typeCode.codeValue=Department].nameCode.codeValue').get(worker)).toBe('104000');
+    expect(compilePath('workAssignments[primaryIndicator=true].homeOrganizationalUnits[typeCode.codeValue=Cost Number].nameCode.codeValue').get(worker)).toBeUndefined();
+    expect(compilePath('workAssignments[primaryIndicator=true,homeOrganizationalUnits.0.nameCode.codeValue=CORP].primaryIndicator').get(worker)).toBe(true);
+    expect(compilePath('workAssignments[primaryIndicator=false,homeOrganizationalUnits.0.nameCode.codeValue=CORP]').get(worker)).toBeUndefined();
+    expect(compilePath('terminations[active=true].effective_date').get(worker)).toBe('2021-03-31');
+    expect(compilePath('terminations[first:active=true].effective_date').get(worker)).toBe('2021-03-31');
+    expect(compilePath('terminations[last:active=true].effective_date').get(worker)).toBe('2024-06-30');
+    expect(compilePath('terminations[-1].effective_date').get(worker)).toBe('2024-06-30');
+    expect(compilePath('terminations[-2].effective_date').get(worker)).toBe('2027-01-15');
+    expect(compilePath('terminations[-4].effective_date').get(worker)).toBeUndefined();
+    expect(compilePath('a[ "x.y"=1, b=", ]"]').get({ a: [{ 'x.y': 1, b: ', ]' }] })).toEqual({ 'x.y': 1, b: ', ]' });
+    expect(formatPath(parsePath('a[ "x.y"=1, b=", ]"]'))).toBe('a["x.y"=1,b=", ]"]');
+    expect(formatPath(parsePath('u[last:typeCode.codeValue=Department].n'))).toBe('u[last:typeCode.codeValue=Department].n');
+  });
+
   it('names a value of the wrong JSON type, never walks through it', () => {
     const got = compilePath('department.id').get(graphUser);
     expect(got).toBeInstanceOf(WrongType);
@@ -63,6 +100,8 @@ describe('field paths: examples', () => {
     expect(err('emails[primary=true')).toBe('invalid field path "emails[primary=true" at character 7: a "[" is not closed');
     expect(err('phones[x]')).toBe('invalid field path "phones[x]" at character 7: [x] is neither an index (a number from 0) nor a filter (key=value)');
     expect(err('"urn:x.value')).toBe('invalid field path "\\"urn:x.value" at character 12: a quoted name is not closed');
+    expect(err('a[b=1,]')).toBe('invalid field path "a[b=1,]" at character 7: a key is missing before "]"');
+    expect(err('a[last:b]')).toBe('invalid field path "a[last:b]" at character 2: a condition needs key=value, found "]"');
     expect(err('a]')).toBe('invalid field path "a]" at character 2: unexpected "]" (quote names that contain . [ ] or ")');
   });
 });
@@ -76,6 +115,22 @@ function genName(r: () => number, allowEmpty: boolean): string {
   return s;
 }
 
+/** A filter of one to three conditions on distinct keys (some nested), first or last. */
+function genFilter(r: () => number): PathStep {
+  const n = 1 + Math.floor(r() * 3);
+  const where: { key: string[]; value: string }[] = [];
+  const firsts = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    const key = [genName(r, false)];
+    while (r() < 0.3) key.push(genName(r, false));
+    // Distinct first names: two conditions on one key could not both hold.
+    if (firsts.has(key[0]!)) continue;
+    firsts.add(key[0]!);
+    where.push({ key, value: genName(r, true) });
+  }
+  return { kind: 'filter', where, last: r() < 0.4 };
+}
+
 function genSteps(r: () => number): PathStep[] {
   const n = 1 + Math.floor(r() * 5);
   const steps: PathStep[] = [];
@@ -85,16 +140,25 @@ function genSteps(r: () => number): PathStep[] {
     let key = genName(r, true);
     if (/^\d+$/.test(key)) key += 'k';
     const prev = steps[steps.length - 1];
-    // After a filter comes a key of the element it selects (or nothing), never its own filter key.
+    // After a filter comes a key of the element it selects (or nothing), never one of its own condition keys.
     if (prev?.kind === 'filter') {
-      steps.push({ kind: 'key', key: key === prev.key ? `${key}n` : key });
+      const taken = new Set(prev.where.map((w) => w.key[0]));
+      while (taken.has(key)) key += 'n';
+      steps.push({ kind: 'key', key });
       continue;
     }
     if (k < 0.5) steps.push({ kind: 'key', key });
-    else if (k < 0.75) steps.push({ kind: 'index', index: Math.floor(r() * 4) });
-    else steps.push({ kind: 'filter', key: genName(r, false), value: genName(r, true) });
+    else if (k < 0.75) steps.push({ kind: 'index', index: r() < 0.3 ? -1 - Math.floor(r() * 3) : Math.floor(r() * 4) });
+    else steps.push(genFilter(r));
   }
   return steps;
+}
+
+/** An object holding `value` at the nested key `key`. */
+function nested(key: string[], value: unknown): Record<string, unknown> {
+  let cur: unknown = value;
+  for (let i = key.length - 1; i >= 0; i--) cur = { [key[i]!]: cur };
+  return cur as Record<string, unknown>;
 }
 
 /** A record in which `steps` leads to `value`, with decoys around it. */
@@ -103,16 +167,35 @@ function plant(steps: PathStep[], value: unknown, r: () => number): unknown {
   for (let i = steps.length - 1; i >= 0; i--) {
     const s = steps[i]!;
     if (s.kind === 'key') cur = { [`${s.key}~decoy`]: 'no', [s.key]: cur };
-    else if (s.kind === 'index') {
+    else if (s.kind === 'index' && s.index >= 0) {
       const arr: unknown[] = Array.from({ length: s.index }, () => 'decoy');
       arr.push(cur);
       cur = arr;
+    } else if (s.kind === 'index') {
+      // [-k]: the k-th element from the end.
+      const arr: unknown[] = Array.from({ length: Math.floor(r() * 3) }, () => 'decoy');
+      arr.push(cur, ...Array.from({ length: -s.index - 1 }, () => 'decoy'));
+      cur = arr;
     } else {
-      // The element a filter selects is an object (the next step is a key, or the planted value is an object); the
-      // elements before it do not match.
-      const el = { ...(cur as object), [s.key]: s.value };
-      const before = Math.floor(r() * 3);
-      cur = [...Array.from({ length: before }, () => ({ [s.key]: `${s.value}x` })), el];
+      // The element a filter selects is an object (the next step is a key, or the planted value is an object) that
+      // meets every condition; elements that miss one condition surround it, and an element meeting them all but
+      // holding nothing stands on the side the filter does not pick (after it for the first, before it for the last).
+      let el: Record<string, unknown> = { ...(cur as object) };
+      for (const w of s.where) el = { ...el, ...nested(w.key, w.value) };
+      const miss = () => {
+        let d: Record<string, unknown> = {};
+        const off = Math.floor(r() * s.where.length);
+        s.where.forEach((w, j) => (d = { ...d, ...nested(w.key, j === off ? `${w.value}x` : w.value) }));
+        return d;
+      };
+      const twin = () => {
+        let d: Record<string, unknown> = {};
+        for (const w of s.where) d = { ...d, ...nested(w.key, w.value) };
+        return d;
+      };
+      const before = Array.from({ length: Math.floor(r() * 3) }, miss);
+      const after = Array.from({ length: Math.floor(r() * 2) }, miss);
+      cur = s.last ? [twin(), ...before, el, ...after] : [...before, el, ...after, twin()];
     }
   }
   return cur;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OrgsyncError } from '../../src/shared/errors.js';
-import { REDACTED, redact, redactSecrets, redactUrl, redactValue, registerSecrets } from '../../src/shared/redact.js';
+import { REDACTED, redact, redactSecrets, redactUrl, redactValue, registerPagingParams, registerSecrets } from '../../src/shared/redact.js';
 
 describe('the shared redactor', () => {
   it('replaces URL userinfo and every query value, keeping scheme, host, path, names and fragment', () => {
@@ -89,5 +89,21 @@ sources:
     expect([...cfg.meta.secrets].sort()).toEqual(['ek_k3y', 'sync-id-long-enough', 'tok1', 'url-pass-1', 'url-query-key']);
     // So a message can still name the state DB and the platform, never the credentials in the URL.
     expect(redact(`state DB ${env.STATE} at ${env.URL}`)).toBe('state DB /var/lib/orgsync/state.db at https://[redacted]@hr.example/api?key=[redacted]');
+  });
+});
+
+describe('paging positions (issue 45)', () => {
+  // Last in this file: the registry is process-wide and only grows.
+  it('shows the values of registered paging parameters, %-encoded or not, with secrets still replaced', () => {
+    registerSecrets(['canary-cursor-789']);
+    registerPagingParams(['$skip', 'cursor']);
+    expect(redactUrl('https://h/w?%24skip=100&%24top=50')).toBe('https://h/w?%24skip=100&%24top=[redacted]');
+    expect(redact('GET https://h/w?$skip=100&access_token=abc failed')).toBe('GET https://h/w?$skip=100&access_token=[redacted] failed');
+    expect(redactUrl('https://h/w?cursor=canary-cursor-789')).toBe('https://h/w?cursor=[redacted]');
+  });
+
+  it('names learned from page URLs that look like credentials are never shown', () => {
+    registerPagingParams(['pageNumber', 'access_token', 'sig', 'session_id', 'apiKey'], true);
+    expect(redactUrl('https://h/w?pageNumber=3&access_token=t&sig=s&session_id=x&apiKey=k')).toBe('https://h/w?pageNumber=3&access_token=[redacted]&sig=[redacted]&session_id=[redacted]&apiKey=[redacted]');
   });
 });

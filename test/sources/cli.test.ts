@@ -59,6 +59,10 @@ describe('orgsync sources check', () => {
       `  departments "D4" (source hr, ${dep}:5): parent_quarantined: parent department "D3" is quarantined`,
       `  members "E2" (source hr, ${mem}:3): department_quarantined: department "D2" is quarantined`,
       `  members "E3" (source hr, ${mem}:4): department_quarantined: department "D3" is quarantined`,
+      // Mapped columns empty in every row read (issue 45): named, never an exit code.
+      'fields that matched nothing: 2 (members.phone, members.title)',
+      '  members.phone (source hr): matched nothing in the 3 records read: "phone": is empty or missing',
+      '  members.title (source hr): matched nothing in the 3 records read: "title": is empty or missing',
       '',
     ]);
   });
@@ -70,7 +74,9 @@ describe('orgsync sources check', () => {
     const doc = JSON.parse(r.out) as { desired: unknown; quarantined: number; quarantine: { reason: string }[]; sources: unknown[] };
     expect(doc.desired).toEqual({ departments: 1, positions: 2, members: 1 });
     expect(doc.quarantine.map((q) => q.reason)).toEqual(['unknown_parent', 'parent_quarantined', 'department_quarantined', 'department_quarantined']);
-    expect(doc.sources).toEqual([{ name: 'hr', type: 'csv', departments: 3, positions: 2, members: 3, quarantined: 0, excluded: { departments: 0, positions: 0, members: 0 } }]);
+    const gaps = ['phone', 'title'].map((field) => ({ entity: 'members', field, records: 3, paths: [{ path: field, why: 'is empty or missing' }] }));
+    expect(doc.sources).toEqual([{ name: 'hr', type: 'csv', departments: 3, positions: 2, members: 3, quarantined: 0, excluded: { departments: 0, positions: 0, members: 0 }, field_gaps: gaps }]);
+    expect((doc as unknown as { fields_matched_nothing: unknown[] }).fields_matched_nothing).toEqual(gaps.map((g) => ({ source: 'hr', ...g })));
   });
 
   it('exits 2 with one line naming file, line and column when a source file is malformed input', async () => {

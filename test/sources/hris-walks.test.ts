@@ -148,7 +148,7 @@ describe('short reads: a stated total that does not arrive fails the read', () =
     seen.length = 0;
     const state = await read([src({ url: `${base}/odata-v2/User`, pagination: { type: 'odata' } })]);
     expect(state.members).toHaveLength(10);
-    expect([...state.members][5]!.origin).toEqual({ source: 'hr', location: `${base}/odata-v2/User?$skip=[redacted]#$.d.results[0]` });
+    expect([...state.members][5]!.origin).toEqual({ source: 'hr', location: `${base}/odata-v2/User?$skip=5#$.d.results[0]` });
   });
 
   it('total_path on any pagination kind', async () => {

@@ -84,7 +84,7 @@ describe('HRIS JSON over HTTP', () => {
     expect([...state.members].map((m) => m.source_id)).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7']);
     expect([...state.members][0]).toMatchObject({ display_name: 'First1 Last1', email: 'p1@example.com', department_source_id: 'D1', status: 'active' });
     expect([...state.members][6]!.status).toBe('left');
-    expect([...state.members][3]!.origin).toEqual({ source: 'hris', location: `${base}/next?p=[redacted]#$.data.employees[0]` });
+    expect([...state.members][3]!.origin).toEqual({ source: 'hris', location: `${base}/next?p=1#$.data.employees[0]` });
     expect(state.departments.map((d) => [d.source_id, d.parent_source_id])).toEqual([
       ['D1', undefined],
       ['D2', 'D1'],
@@ -126,7 +126,7 @@ describe('HRIS JSON over HTTP', () => {
   it('fails the source on an HTTP error that persists', async () => {
     failures.set('/page', [500, 500, 500]);
     await expect(read([source({ url: `${base}/page`, items_path: 'results', pagination: { type: 'page', size: 3, size_param: 'per_page' } })])).rejects.toThrow(
-      `source "hris": members: GET ${base}/page?page=[redacted]&per_page=[redacted] answered HTTP 500`,
+      `source "hris": members: GET ${base}/page?page=1&per_page=3 answered HTTP 500`,
     );
   });
 
@@ -137,7 +137,7 @@ describe('HRIS JSON over HTTP', () => {
 
   it('fails the whole source when a later page is malformed (a partial walk is never used)', async () => {
     const err = await read([source({ url: `${base}/broken-page-2`, items_path: 'data.employees', pagination: { type: 'next-link', next_path: 'links.next' } })]).catch((e: Error) => e);
-    expect((err as Error).message).toMatch(new RegExp(`^source "hris": members: ${base.replace(/[.]/g, '\\.')}/broken-page-2\\?p=\\[redacted\\]: malformed JSON: `));
+    expect((err as Error).message).toMatch(new RegExp(`^source "hris": members: ${base.replace(/[.]/g, '\\.')}/broken-page-2\\?p=1: malformed JSON: `));
   });
 
   it('stops a next-link loop', async () => {

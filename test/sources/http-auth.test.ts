@@ -113,7 +113,7 @@ describe('oauth2-client-credentials', () => {
     const v = await startVendor({ clock, auth: { kind: 'oauth', clients: { c: 'sekret-value' }, lifetimeSeconds: 3600, revokeAfterUses: 0 }, routes: pagedRoutes(clock, 0) });
     try {
       const err = await failure(readWith(clock, [{ name: 'hr', type: 'hris-json', auth: { type: 'oauth2-client-credentials', token_url: v.tokenUrl, client_id: 'c', client_secret: 'sekret-value' }, members: members(v) }]));
-      expect(err?.message).toBe(`source "hr": members: GET ${v.base}/api/people?page=[redacted]&per_page=[redacted] answered HTTP 401 (also with a fresh token): the HR system refused the credential: check auth (oauth2-client-credentials, client_id "c"; auth.client_secret): it must be current (not revoked or expired) and of this tenant, and the credential needs read access to this URL; the server said: {"error":{"code":"InvalidAuthenticationToken","message":"Access token has expired or is not yet valid."}}`);
+      expect(err?.message).toBe(`source "hr": members: GET ${v.base}/api/people?page=1&per_page=3 answered HTTP 401 (also with a fresh token): the HR system refused the credential: check auth (oauth2-client-credentials, client_id "c"; auth.client_secret): it must be current (not revoked or expired) and of this tenant, and the credential needs read access to this URL; the server said: {"error":{"code":"InvalidAuthenticationToken","message":"Access token has expired or is not yet valid."}}`);
       expect(v.issued).toHaveLength(2);
     } finally {
       await v.close();
@@ -171,7 +171,7 @@ describe('basic and bearer', () => {
       const state = await readWith(clock, [{ name: 'wd', type: 'hris-json', auth: { type: 'basic', username: 'isu@acme', password: 'pw-value-1' }, members: members(v) }]);
       expect(state.members).toHaveLength(9);
       const err = await failure(readWith(clock, [{ name: 'wd', type: 'hris-json', max_attempts: 1, auth: { type: 'basic', username: 'isu@acme', password: 'wrong' }, members: members(v) }]));
-      expect(err?.message).toBe(`source "wd": members: GET ${v.base}/api/people?page=[redacted]&per_page=[redacted] answered HTTP 401: the HR system refused the credential: check auth (basic, user "isu@acme"; auth.password): it must be current (not revoked or expired) and of this tenant, and the credential needs read access to this URL; the server said: {"error":"unauthorized"}`);
+      expect(err?.message).toBe(`source "wd": members: GET ${v.base}/api/people?page=1&per_page=3 answered HTTP 401: the HR system refused the credential: check auth (basic, user "isu@acme"; auth.password): it must be current (not revoked or expired) and of this tenant, and the credential needs read access to this URL; the server said: {"error":"unauthorized"}`);
     } finally {
       await v.close();
     }

@@ -58,6 +58,8 @@ describe('sources preview of a CSV export', () => {
         '  display_name: "Bad Mail" ← name',
         '  email: "not-an-address" ← email',
         '  quarantined: invalid_email: invalid e-mail "not-an-address"',
+        // A mapped column empty in both records read (issue 45).
+        'warning: members.end_date: matched nothing in the 2 records read: "end": is empty or missing',
         'source hr: 2 records read: 1 kept, 1 quarantined, 0 out of scope',
         'nothing was written (no state DB, no platform call)',
         '',
@@ -144,8 +146,8 @@ describe('sources preview of a vendor API (SCIM preset, three pages of three)', 
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe(`sources preview: source okta (hris-json), members, the first 1 record, dates judged on ${new Date().toISOString().slice(0, 10)}`);
-    // Locations show URLs as logs do: no query values (a next link may carry a token).
-    expect(lines[1]).toBe(`${vendor.base}/scim/v2/Users?startIndex=[redacted]&count=[redacted]#$.Resources[0]: kept`);
+    // Locations show URLs as logs do: paging positions, no other query values (a next link may carry a token).
+    expect(lines[1]).toBe(`${vendor.base}/scim/v2/Users?startIndex=1&count=3#$.Resources[0]: kept`);
     expect(lines).toEqual(
       expect.arrayContaining([
         '  id: 2819c223-7f76-453a-919d-413861904646 ← id',
@@ -163,8 +165,8 @@ describe('sources preview of a vendor API (SCIM preset, three pages of three)', 
     vendor.requests.length = 0;
     const two = await previewJson(config, { limit: 2, env: { SCIM_TOKEN: 'scim-token-value' } });
     expect(two.sources[0]!.records.map((x) => x.location.replace(vendor.base, ''))).toEqual([
-      '/scim/v2/Users?startIndex=[redacted]&count=[redacted]#$.Resources[0]',
-      '/scim/v2/Users?startIndex=[redacted]&count=[redacted]#$.Resources[1]',
+      '/scim/v2/Users?startIndex=1&count=3#$.Resources[0]',
+      '/scim/v2/Users?startIndex=1&count=3#$.Resources[1]',
     ]);
     expect(vendor.requests.map((q) => q.url)).toEqual(['/scim/v2/Users?startIndex=1&count=3']);
 

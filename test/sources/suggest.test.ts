@@ -41,6 +41,11 @@ describe('sources suggest', () => {
         '  department: dept_id # likely: column "dept_id"',
         '  status: status # sure: column "status"',
         '',
+        // Issue 45: what it found nothing for, each with why.
+        '# found nothing for:',
+        '#   start_date: no column named like a hire or start date (hireDate, startDate)',
+        '#   end_date: no column named like an end or termination date (terminationDate, endDate)',
+        '',
       ].join('\n'),
     );
     // What it prints is YAML: the fragment parses to the mapping the demo's own config uses.
@@ -49,7 +54,7 @@ describe('sources suggest', () => {
 
   const fixtures = readdirSync(VENDORS, { withFileTypes: true })
     .filter((d) => d.isDirectory())
-    .flatMap((d) => readdirSync(join(VENDORS, d.name)).filter((f) => f.endsWith('.json')).map((f) => join(d.name, f)));
+    .flatMap((d) => readdirSync(join(VENDORS, d.name)).filter((f) => f.endsWith('.json') && !f.startsWith('departments')).map((f) => join(d.name, f)));
 
   it.each(fixtures)('proposes id, name and e-mail for the vendor fixture %s', async (fixture) => {
     const r = await suggest('--sample', join(VENDORS, fixture));
@@ -78,7 +83,9 @@ describe('sources suggest', () => {
         '  id: attributes.id.value # sure: key "attributes.id.value"',
         '  display_name: "{attributes.first_name.value} {attributes.last_name.value}" # sure: keys "attributes.first_name.value", "attributes.last_name.value"',
         '  email: attributes.email.value # sure: key "attributes.email.value"',
-        '  department_path: attributes.department.value.attributes.name # sure: key "attributes.department.value.attributes.name"',
+        // Issue 45: a department given by its id and its name is proposed as both, so the id stays when the name changes.
+        '  department: attributes.department.value.attributes.id # sure: key "attributes.department.value.attributes.id"',
+        '  department_name: attributes.department.value.attributes.name # sure: key "attributes.department.value.attributes.name"',
         '  start_date: attributes.hire_date.value # sure: key "attributes.hire_date.value"',
       ]),
     );
@@ -139,7 +146,7 @@ describe('sources suggest', () => {
     const noList = await suggest('--sample', join(dir, 'one.json'));
     expect(noList.code).toBe(2);
     expect(noList.stderr).toBe(
-      `orgsync: sources suggest: ${join(dir, 'one.json')}: no list of records found: the file is neither an array of objects nor an object with one under value, Resources, employees, users, Report_Entry, d.results, data, results, items, records, people, workers (also one level down, as in data.employees)\n`,
+      `orgsync: sources suggest: ${join(dir, 'one.json')}: no list of records found: the file is neither an array of objects nor an object with one under value, Resources, employees, users, Report_Entry, d.results, data, results, items, records, people, workers, departments (also one level down, as in data.employees)\n`,
     );
     writeFileSync(join(dir, 'bad.json'), '{"value": [');
     const bad = await suggest('--sample', join(dir, 'bad.json'));

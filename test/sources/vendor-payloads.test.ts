@@ -20,7 +20,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { PlatformMember } from '../../src/domain/index.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { orgTestSeed, startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { startVendor, type Route, type Vendor, type VendorAuth, type VendorRequest } from '../helpers/hr-vendor.js';
+import { resolvePayload, startVendor, type Route, type Vendor, type VendorAuth, type VendorRequest } from '../helpers/hr-vendor.js';
 import { previewJson } from '../helpers/preview.js';
 import type { PreviewRecord } from '../../src/sources/preview/render.js';
 import { tempDir } from '../helpers/temp.js';
@@ -30,27 +30,12 @@ const DAY = 86_400_000;
 const TODAY = Math.floor(systemClock.now() / DAY) * DAY;
 const FIXTURES = new URL('../fixtures/vendors/', import.meta.url);
 
-/** The fixture's text with its placeholders resolved for a world `shift` days before today. */
-function resolve(text: string, shift: number, base: string): string {
-  const at = (n: string) => TODAY + (Number(n) + shift) * DAY;
-  const day = (n: string) => new Date(at(n)).toISOString().slice(0, 10);
-  const happened = (n: string) => Number(n) + shift <= 0;
-  return text
-    .replaceAll('{{BASE}}', base)
-    .replace(/"\{\{(since|until):([+-]?\d+)\}\}"/g, (_, k: string, n: string) => String(k === 'since' ? happened(n) : !happened(n)))
-    .replace(/\{\{(since|until):([+-]?\d+)\|([^|}]*)\|([^}]*)\}\}/g, (_, k: string, n: string, a: string, b: string) => ((k === 'since') === happened(n) ? a : b))
-    .replace(/\{\{date:([+-]?\d+)\}\}/g, (_, n: string) => day(n))
-    .replace(/\{\{datetime:([+-]?\d+)\}\}/g, (_, n: string) => `${day(n)}T00:00:00Z`)
-    .replace(/\{\{personio:([+-]?\d+)\}\}/g, (_, n: string) => `${day(n)}T00:00:00+01:00`)
-    .replace(/\{\{odata:([+-]?\d+)\}\}/g, (_, n: string) => `/Date(${at(n)})/`);
-}
-
 /** What a route needs to serve a fixture as of the current run. */
 interface Served {
   base: string;
   shift: number;
 }
-const load = (file: string, s: Served) => JSON.parse(resolve(readFileSync(new URL(file, FIXTURES), 'utf8'), s.shift, s.base)) as Record<string, unknown>;
+const load = (file: string, s: Served) => JSON.parse(resolvePayload(readFileSync(new URL(file, FIXTURES), 'utf8'), { today: TODAY, shift: s.shift, base: s.base })) as Record<string, unknown>;
 const list = (o: unknown, key: string) => (o as Record<string, unknown[]>)[key]!;
 
 /** OData's $select: the server returns only what was asked for (Graph, SuccessFactors). */
@@ -606,6 +591,11 @@ function expectLeaver(r: PreviewRecord, leaves: PreviewExpect['leaves'], first: 
   else if (leaves === 'ended') {
     expect(r.dates?.end_date).toBeDefined();
     expect(r.lifecycle?.rule).toBe('ended');
+  } else if (leaves === 'left') {
+    // Issue 45: a leaver is said to be one.
+    expect(status?.value).toBe('left');
+    expect(r.lifecycle?.rule).toBe('left');
+    expect(r.lifecycle?.message).toMatch(/^not synced \(status left\): not created \(a member of this sync already on the platform is (removed|suspended) \(sync\.member_removal: (left|suspended)\)\)$/);
   } else {
     expect(status?.value).toBe(leaves);
     expect(r.lifecycle).toEqual({ rule: 'active', message: `no dated rule holds it back: synced with status ${leaves}` });

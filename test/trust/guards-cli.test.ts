@@ -90,7 +90,7 @@ sources:
     const planned = await cli('plan', '--config', config, '--output', 'json');
     expect(planned.code).toBe(1);
     expect(planned.stdout).toBe('');
-    expect(planned.stderr).toMatch(/^orgsync: .*hris.*members: GET .*page=\[redacted\].* answered HTTP 503/m);
+    expect(planned.stderr).toMatch(/^orgsync: .*hris.*members: GET .*page=3 answered HTTP 503/m);
     const synced = await cli('sync', '--config', config);
     expect(synced.code).toBe(1);
     expect(synced.stderr).toMatch(/answered HTTP 503/);

@@ -9,6 +9,7 @@ import { applyLifecycle, lifecycleOptionsFrom } from '../../planner/index.js';
 import { parseHrDate } from '../../shared/dates.js';
 import { EXIT, isOrgsyncError, OrgsyncError } from '../../shared/errors.js';
 import { checkSources, readSourcesReport, type SourceCheckStep, type SourcesReport } from '../../sources/index.js';
+import { gapText } from '../../desired/index.js';
 import { previewSource, type SourcePreviewRead } from '../../sources/preview/read-preview.js';
 import { previewDocument, renderPreview, type PreviewLifecycle } from '../../sources/preview/render.js';
 import { renderSuggestion, suggestMapping } from '../../sources/suggest/suggest.js';
@@ -26,22 +27,24 @@ function registerSuggest(sources: Command, ctx: CliContext, setResult: (p: Promi
   sources
     .command('suggest')
     .description(
-      'Propose a members fields: mapping from a saved API response (JSON: an array of records, or an object with the list under a key such as value, Resources, employees, data, users, Report_Entry or d.results) or a CSV export (its header), as a YAML fragment to paste; each line ends with how sure it is (sure, likely, guess) and the key or column it matched. With --preset, the preset\'s own fields are tried on the sample first and only those that find nothing are proposed. Reads nothing but the file. Exit 0, 2 when the sample cannot be used.',
+      'Propose a fields: mapping from a saved API response (JSON: an array of records, or an object with the list under a key such as value, Resources, employees, data, users, workers, Report_Entry or d.results) or a CSV export (its header), as a YAML fragment to paste; each line ends with how sure it is (sure, likely, guess) and the key or column it matched, and the fragment ends with the fields it found nothing for, each with why. JSON values are checked: an e-mail key must hold addresses, a date key dates (never true/false), a status key status values or booleans (a status_map is proposed from them). With --preset, the preset\'s own fields are tried on the sample first and only those that find nothing are proposed. Reads nothing but the file. Exit 0, 2 when the sample cannot be used.',
     )
     .requiredOption('--sample <file>', 'a saved response (.json) or a CSV export')
     .option('--preset <name>', 'a preset whose own fields are tried first (docs/sources/)')
+    .addOption(new Option('--entity <entity>', 'what the sample holds: members, or departments (id, name, parent, sort_order)').choices(['members', 'departments']).default('members'))
     .addHelpText(
       'after',
       `
 Examples:
   $ orgsync sources suggest --sample config/demo/members.csv
   $ orgsync sources suggest --sample config/demo/employees.json
-  $ orgsync sources suggest --sample config/demo/employees.json --preset bamboohr`,
+  $ orgsync sources suggest --sample config/demo/employees.json --preset bamboohr
+  $ orgsync sources suggest --sample config/demo/departments.csv --entity departments`,
     )
-    .action((opts: { sample: string; preset?: string }) =>
+    .action((opts: { sample: string; preset?: string; entity: 'members' | 'departments' }) =>
       setResult(
         (async () => {
-          ctx.stdout.write(renderSuggestion(suggestMapping(opts.sample, opts.preset)));
+          ctx.stdout.write(renderSuggestion(suggestMapping(opts.sample, opts.preset, opts.entity)));
           return EXIT.OK;
         })(),
       ),
@@ -52,7 +55,7 @@ function registerCheck(sources: Command, ctx: CliContext, setResult: (p: Promise
   sources
     .command('check')
     .description(
-      'Check each LDAP source step by step (connect, TLS, bind, search of the members filter, read of the watermark attribute), then read every source, merge and validate, and print the counts, the quarantine report and the values dropped from kept records (warnings such as invalid_phone_dropped). A failed step stops the check: it is named, with the setting to change. Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a step fails or a source cannot be read, 2 on a config error.',
+      'Check each LDAP source step by step (connect, TLS, bind, search of the members filter, read of the watermark attribute), then read every source, merge and validate, and print the counts, the quarantine report, the values dropped from kept records (warnings such as invalid_phone_dropped) and the mapped fields that matched nothing in any record, with how far each path got. A failed step stops the check: it is named, with the setting to change. Does not contact the platform or open the state DB. Exit 0 when nothing was quarantined, 4 when something was, 1 when a step fails or a source cannot be read, 2 on a config error.',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML); needs sources:')
     .option('--json', 'print one JSON document (per-source counts, desired counts, quarantine entries, warnings) instead of text')
@@ -78,9 +81,8 @@ Examples:
             throw atStep(err, checks.at(-1));
           }
           // The members are staged in a private temporary database (issue 42): a million are checked in bounded memory.
-          const report = await readSourcesReport(cfg, { ...readOpts, stage: privateMemberStage() });
-          ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report, checks), null, 2)}
-` : renderReport(cfg.meta.file, report, checks));
+          const report = await readSourcesReport(cfg, { ...readOpts, stage: privateMemberStage(), fieldCoverage: true });
+          ctx.stdout.write(opts.json ? `${JSON.stringify(toJson(report, checks), null, 2)}\n` : renderReport(cfg.meta.file, report, checks));
           return report.state.quarantine.length > 0 ? EXIT.PARTIAL : EXIT.OK;
         })(),
       );
@@ -100,7 +102,7 @@ function registerPreview(sources: Command, ctx: CliContext, setResult: (p: Promi
   sources
     .command('preview')
     .description(
-      'Read the first records of a source (through its real pagination, auth and paging; the read stops once it has them) and show each raw record beside what the mapping made of it: every field with the path, column or candidate it came from, the start and end dates with the lifecycle rule they lead to on the day, and the quarantine reason, if any. Writes nothing: no state DB, no platform call. Prints personal data to this terminal. Exit 0, 1 when a source cannot be read, 2 on a config or usage error.',
+      'Read the first records of a source (through its real pagination, auth and paging; the read stops once it has them) and show each raw record beside what the mapping made of it: every field with the path, column or candidate it came from, the start and end dates with the lifecycle rule they lead to on the day (a leaver: not synced), and the quarantine reason, if any; then a warning for each mapped field that matched nothing in the records read. Writes nothing: no state DB, no platform call. Prints personal data to this terminal. Exit 0, 1 when a source cannot be read, 2 on a config or usage error.',
     )
     .requiredOption('-c, --config <file>', 'config file (YAML); needs sources:')
     .option('--source <name>', 'the source to read (default: every source in turn)')
@@ -157,8 +159,16 @@ function lifecycleJudge(cfg: Config, now: number): (m: DesiredMember) => Preview
       return { rule: 'scheduled', create_on: createOn, message: `start_date ${event.date} is ahead: not created before ${createOn} (sync.lifecycle.create_days_before_start: ${opts.createDaysBeforeStart})` };
     }
     if (event?.rule === 'ended') return { rule: 'ended', message: `end_date ${event.date} has passed: not created (a member already on the platform is ${onPlatform})` };
-    return { rule: 'active', message: `no dated rule holds it back: synced with status ${m.status}` };
+    // Issue 45: a leaver is said to be one, not "synced with status left".
+    if (m.status === 'left') return { rule: 'left', message: `not synced (status left): not created (a member of this sync already on the platform is ${leaverOnPlatform(cfg)})` };
+    const ending = event?.rule === 'ending' ? `; end_date ${event.date} is ahead: ${onPlatform} from ${event.at} (sync.lifecycle.end_action: ${opts.endAction})` : '';
+    return { rule: 'active', message: `no dated rule holds it back: synced with status ${m.status}${ending}` };
   };
+}
+
+/** What becomes of a leaver of this sync on the platform (sync.member_removal). */
+function leaverOnPlatform(cfg: Config): string {
+  return cfg.sync.member_removal === 'suspended' ? 'suspended (sync.member_removal: suspended)' : 'removed (sync.member_removal: left)';
 }
 
 function toJson(report: SourcesReport, checks: SourceCheckStep[]) {
@@ -171,6 +181,7 @@ function toJson(report: SourcesReport, checks: SourceCheckStep[]) {
     quarantined: state.quarantine.length,
     quarantine: state.quarantine,
     warnings: state.warnings ?? [],
+    fields_matched_nothing: report.sources.flatMap((s) => (s.field_gaps ?? []).map((g) => ({ source: s.name, ...g }))),
   };
 }
 
@@ -222,5 +233,14 @@ export function renderReport(file: string, report: SourcesReport, checks: Source
     out += `warnings: ${warnings.length} (${[...byCode].map(([c, n]) => `${c} ${n}`).join(', ')})\n`;
     for (const w of warnings) out += `  ${w.entity} "${w.source_id}" (source ${w.source}, ${w.location}): ${w.code}: ${w.message}\n`;
   }
+  return out + gapLines(report);
+}
+
+/** Mapped fields that found nothing in any record read (issue 45): named per source, never an exit code. */
+function gapLines(report: SourcesReport): string {
+  const gaps = report.sources.flatMap((s) => (s.field_gaps ?? []).map((g) => ({ source: s.name, g })));
+  if (gaps.length === 0) return '';
+  let out = `fields that matched nothing: ${gaps.length} (${gaps.map(({ g }) => `${g.entity}.${g.field}`).join(', ')})\n`;
+  for (const { source, g } of gaps) out += `  ${g.entity}.${g.field} (source ${source}): ${gapText(g)}\n`;
   return out;
 }

@@ -7,6 +7,7 @@
  * |-------------|-------------------------------------------------------------|------------------------------------------------|
  * | `ended`     | now >= end_at and the source does not already say left     | live on the platform: removed (end_action remove: as sync.member_removal) or suspended; not on the platform: never created |
  * | `scheduled` | now < start_at - create_days_before_start days, not on the platform | not created yet; listed with the date it will be created |
+ * | `ending`    | now < end_at and the source does not say left               | synced as the source says; listed with the day it goes (issue 45) |
  *
  * A member already on the platform is never taken out by `scheduled` (a future start date of a person who is there
  * does not remove them).
@@ -63,8 +64,18 @@ export const scheduledRule: LifecycleRule = {
   },
 };
 
+/** A member whose end date is ahead stays as the source says until then; the plan lists the day it goes. */
+export const endingRule: LifecycleRule = {
+  name: 'ending',
+  apply(m, { now, opts }) {
+    if (m.end_at === undefined || now >= m.end_at || m.status === 'left') return undefined;
+    const event: LifecycleEvent = { rule: 'ending', thirdId: m.source_id, displayName: m.display_name, date: m.end_date ?? iso(m.end_at), at: iso(m.end_at), action: opts.endAction === 'suspend' ? 'suspend' : 'remove' };
+    return { member: m, event };
+  },
+};
+
 /** The rules, in the order they are tried (the first that applies decides). */
-export const LIFECYCLE_RULES: readonly LifecycleRule[] = [endedRule, scheduledRule];
+export const LIFECYCLE_RULES: readonly LifecycleRule[] = [endedRule, scheduledRule, endingRule];
 
 /** The lifecycle of one member: nothing (undefined), or what the first rule that applies did. */
 export function lifecycleOf(m: DesiredMember, live: { has(thirdId: string): boolean }, opts: LifecycleOptions, now: number): RuleResult {

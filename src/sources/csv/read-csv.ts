@@ -67,6 +67,7 @@ export async function readCsvSource(source: CsvSourceConfig, ctx: SourceReadCont
     trace: ctx.observe?.trace,
     stage: ctx.stage,
     rank: ctx.rank,
+    coverage: ctx.fieldCoverage ? { paths: false } : undefined,
   });
   const entities: [EntityKind, { file: string; encoding?: string | undefined; skip_rows?: number | undefined } | undefined][] = [
     ['departments', source.departments],

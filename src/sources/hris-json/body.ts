@@ -12,6 +12,7 @@ export interface EntityConfig {
   body?: Record<string, unknown> | undefined;
   items_path: string;
   total_path?: string | undefined;
+  total_header?: string | undefined;
   pagination: PaginationConfig;
 }
 

@@ -10,7 +10,7 @@ import type { PaginationConfig } from '../../config/sources.js';
 import type { EntityKind } from '../../domain/entities.js';
 import { getPath } from '../../desired/index.js';
 import { sourceUnreadable, throwIfAborted, type SourceReadContext } from '../context.js';
-import { redactUrl } from '../../shared/redact.js';
+import { redactUrl, registerPagingParams } from '../../shared/redact.js';
 import type { HttpPageReader } from '../http/fetch-json.js';
 import { itemsOf, parseJson, type EntityConfig } from './body.js';
 
@@ -149,11 +149,59 @@ function parseTotal(value: unknown): number | undefined | 'bad' {
   return Number.isInteger(n) && n >= 0 ? n : 'bad';
 }
 
+/** The query parameters each kind sets itself: their values are paging positions, shown in locations (issue 45). */
+function pagingParamsOf(p: PaginationConfig): string[] {
+  switch (p.type) {
+    case 'page':
+      return [p.page_param, p.size_param ?? ''];
+    case 'offset':
+      return [p.offset_param, p.size_param];
+    case 'cursor':
+      return [p.cursor_param, p.size_param ?? ''];
+    case 'scim':
+      return [p.start_index_param, p.count_param];
+    case 'odata':
+      return ['$skip', '$top', '$skiptoken'];
+    default:
+      return [];
+  }
+}
+
+/** Query parameters whose values differ between a page's URL and the next one's: the server's paging positions. */
+function changedParams(from: URL, to: URL): string[] {
+  const names = new Set([...from.searchParams.keys(), ...to.searchParams.keys()]);
+  return [...names].filter((n) => from.searchParams.getAll(n).join('\u0000') !== to.searchParams.getAll(n).join('\u0000'));
+}
+
+/** One page fetched: its body, or `ended` when the server answered that the list is over (204, an empty body). */
+type Fetched = { answered: URL; where: string; date: string | undefined; header: (name: string) => string | undefined } & ({ ended: string } | { body: unknown });
+
+async function fetchPage(o: WalkOptions, url: URL): Promise<Fetched> {
+  const { text, url: answered, status, header, date } = await o.reader.getText(url, { method: o.cfg.method, body: o.cfg.body });
+  const where = redactUrl(answered);
+  // Past the last page some APIs answer 204 No Content (ADP) or an empty body: the end of the list, not bad JSON.
+  if (status === 204) return { answered, where, date, header, ended: 'HTTP 204 No Content' };
+  if (text.trim() === '') return { answered, where, date, header, ended: `an empty body (HTTP ${status})` };
+  return { answered, where, date, header, body: parseJson(o.source, o.entity, text, where, false) };
+}
+
+/** The totals a page states: its kind's own, `total_path` in the body, `total_header` among the headers. */
+function statedTotals(o: WalkOptions, kind: Kind<PaginationConfig>, page: Fetched): [string, unknown][] {
+  const { cfg } = o;
+  const totals: [string, unknown][] = [];
+  const body = 'body' in page ? page.body : undefined;
+  if (kind.total && body !== undefined) totals.push([cfg.pagination.type === 'scim' ? 'totalResults' : '@odata.count', kind.total(body)]);
+  if (cfg.total_path !== undefined && body !== undefined) totals.push([`total_path "${cfg.total_path}"`, getPath(body, cfg.total_path)]);
+  if (cfg.total_header !== undefined) totals.push([`header ${cfg.total_header}`, page.header(cfg.total_header)]);
+  return totals;
+}
+
 /** Walks every page of one entity's URL. */
 export async function* walkPages(o: WalkOptions): AsyncGenerator<Page> {
-  const { source, entity, cfg, reader, ctx } = o;
+  const { source, entity, cfg, ctx } = o;
   const p = cfg.pagination;
   const kind = PAGINATIONS[p.type] as Kind<PaginationConfig>;
+  registerPagingParams(pagingParamsOf(p));
   let url: URL | undefined = kind.first(new URL(cfg.url!), p);
   const seenUrls = new Set<string>();
   const seenCursors = new Map<string, number>();
@@ -162,31 +210,24 @@ export async function* walkPages(o: WalkOptions): AsyncGenerator<Page> {
   for (let n = 1; url !== undefined; n++) {
     throwIfAborted(ctx.signal);
     if (n > o.maxPages) throw sourceUnreadable(source, `${entity}: more than ${o.maxPages} pages (max_pages); is the pagination looping?`);
-    // Locations and messages show URLs through the redactor (no userinfo, no query values: a next link may carry an
-    // access token); the loop check compares the full URL.
+    // Locations and messages show URLs through the redactor (no userinfo; query values only of paging positions: a
+    // next link may carry an access token); the loop check compares the full URL.
     const requested = url.toString();
     if (seenUrls.has(requested)) throw sourceUnreadable(source, `${entity}: the pagination returned ${redactUrl(url)} twice`);
     seenUrls.add(requested);
-    const { text, url: answered, date } = await reader.getText(url, { method: cfg.method, body: cfg.body });
-    const where = redactUrl(answered);
-    const body = parseJson(source, entity, text, where, false);
-    const fail = (detail: string): never => {
-      throw sourceUnreadable(source, `${entity}: ${where}: ${detail}`);
-    };
-    const itemsPath = kind.itemsPath(cfg, body);
-    const items = itemsOf(source, entity, itemsPath, body, where);
-    received += items.length;
-    const totals: [string, unknown][] = [];
-    if (kind.total) totals.push([p.type === 'scim' ? 'totalResults' : '@odata.count', kind.total(body)]);
-    if (cfg.total_path !== undefined) totals.push([`total_path "${cfg.total_path}"`, getPath(body, cfg.total_path)]);
-    for (const [from, value] of totals) {
+    const page = await fetchPage(o, url);
+    for (const [from, value] of statedTotals(o, kind, page)) {
       const t = parseTotal(value);
-      if (t === 'bad') throw sourceUnreadable(source, `${entity}: ${where}: ${from} is not a count of records`);
+      if (t === 'bad') throw sourceUnreadable(source, `${entity}: ${page.where}: ${from} is not a count of records`);
       if (t !== undefined) stated = { n: t, from };
     }
-    yield { items, where, itemsPath, date };
-    const step = kind.step({ body, url: answered, items, received, stated: stated?.n, fail }, p);
-    if (step.next && step.linked) reader.checkOrigin(step.next, step.linked);
+    if ('ended' in page) {
+      ctx.logger.debug({ source, entity, page: n, url: page.where }, `HRIS answered ${page.ended}: the list ends here`);
+      break;
+    }
+    const step = yield* pageOf(o, kind, page, { n, received, stated: stated?.n });
+    received += step.items;
+    if (step.next === undefined) break;
     if (step.cursor !== undefined) {
       const before = seenCursors.get(step.cursor);
       if (before !== undefined) {
@@ -195,6 +236,7 @@ export async function* walkPages(o: WalkOptions): AsyncGenerator<Page> {
       }
       seenCursors.set(step.cursor, n);
     }
+    registerPagingParams(changedParams(page.answered, step.next), true);
     url = step.next;
   }
   if (stated !== undefined && received < stated.n) {
@@ -203,4 +245,24 @@ export async function* walkPages(o: WalkOptions): AsyncGenerator<Page> {
       `${entity}: short read: the source stated ${stated.n} records (${stated.from}) but the walk ended after ${received}; nothing is written from a partial read`,
     );
   }
+}
+
+/** Yields one page's records and says where the next page is (undefined: none, or an empty page ends the list). */
+async function* pageOf(o: WalkOptions, kind: Kind<PaginationConfig>, page: Fetched & { body: unknown }, at: { n: number; received: number; stated: number | undefined }): AsyncGenerator<Page, { items: number; next?: URL; cursor?: string }> {
+  const { source, entity, cfg, reader, ctx } = o;
+  const p = cfg.pagination;
+  const fail = (detail: string): never => {
+    throw sourceUnreadable(source, `${entity}: ${page.where}: ${detail}`);
+  };
+  const itemsPath = kind.itemsPath(cfg, page.body);
+  const items = itemsOf(source, entity, itemsPath, page.body, page.where);
+  yield { items, where: page.where, itemsPath, date: page.date };
+  const step = kind.step({ body: page.body, url: page.answered, items, received: at.received + items.length, stated: at.stated, fail }, p);
+  if (step.next === undefined) return { items: items.length };
+  if (items.length === 0 && (!('end_on_empty' in p) || p.end_on_empty)) {
+    ctx.logger.debug({ source, entity, page: at.n, url: page.where }, 'HRIS answered an empty list: the list ends here (pagination.end_on_empty)');
+    return { items: 0 };
+  }
+  if (step.linked) reader.checkOrigin(step.next, step.linked);
+  return { items: items.length, next: step.next, ...(step.cursor !== undefined ? { cursor: step.cursor } : {}) };
 }

@@ -30,6 +30,7 @@ export async function readHrisJsonSource(source: HrisJsonSourceConfig, ctx: Sour
     trace: ctx.observe?.trace,
     stage: ctx.stage,
     rank: ctx.rank,
+    coverage: ctx.fieldCoverage ? { paths: true } : undefined,
   });
   const entities: [EntityKind, EntityConfig | undefined][] = [
     ['departments', source.departments],

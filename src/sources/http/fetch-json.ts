@@ -107,7 +107,10 @@ export class HttpPageReader {
    * GETs (or POSTs `body` to) `url` and returns the response's text (2xx, or a status `answer` accepts: a delta read
    * handles 400 and 410 itself) after redirects, with the status and the server's Date header.
    */
-  async getText(first: URL, request_: { method?: 'GET' | 'POST'; body?: unknown; answer?: (status: number) => boolean } = {}): Promise<{ text: string; url: URL; status: number; date: string | undefined }> {
+  async getText(
+    first: URL,
+    request_: { method?: 'GET' | 'POST'; body?: unknown; answer?: (status: number) => boolean } = {},
+  ): Promise<{ text: string; url: URL; status: number; date: string | undefined; header: (name: string) => string | undefined }> {
     let method = request_.method ?? 'GET';
     const payload = request_.body === undefined ? undefined : JSON.stringify(request_.body);
     const { source, entity, ctx } = this;
@@ -121,6 +124,7 @@ export class HttpPageReader {
       let retryAfter: string | string[] | undefined;
       let location: string | string[] | undefined;
       let date: string | string[] | undefined;
+      let answered: Record<string, string | string[] | undefined> = {};
       try {
         const headers = await this.headersFor(url);
         if (method === 'POST') headers['content-type'] = 'application/json';
@@ -140,6 +144,7 @@ export class HttpPageReader {
         retryAfter = res.headers['retry-after'];
         location = res.headers.location;
         date = res.headers.date;
+        answered = res.headers;
         text = await res.body.text();
       } catch (err) {
         throwIfAborted(ctx.signal);
@@ -150,7 +155,7 @@ export class HttpPageReader {
         }
         throw sourceUnreadable(source.name, `${entity}: ${method} ${where}${transportFailure(err, entity, source.timeout_ms, url, this.caPath)}`, err);
       }
-      if ((status >= 200 && status < 300) || request_.answer?.(status) === true) return { text, url, status, date: Array.isArray(date) ? date[0] : date };
+      if ((status >= 200 && status < 300) || request_.answer?.(status) === true) return { text, url, status, date: Array.isArray(date) ? date[0] : date, header: headerOf(answered) };
       if (REDIRECTS.has(status)) {
         const loc = Array.isArray(location) ? location[0] : location;
         if (!loc) throw sourceUnreadable(source.name, `${entity}: ${method} ${where} answered HTTP ${status} without a Location`);
@@ -181,6 +186,14 @@ export class HttpPageReader {
       throw sourceUnreadable(source.name, `${entity}: ${method} ${where} answered HTTP ${status}${status === 401 && refreshed ? ' (also with a fresh token)' : ''}${refused}`);
     }
   }
+}
+
+/** One response header by name (any case; the first value of a repeated one). */
+function headerOf(headers: Record<string, string | string[] | undefined>): (name: string) => string | undefined {
+  return (name) => {
+    const v = headers[name.toLowerCase()];
+    return Array.isArray(v) ? v[0] : v;
+  };
 }
 
 function backoff(attempt: number): number {

@@ -59,6 +59,7 @@ export async function readLdapSource(source: LdapSourceConfig, ctx: SourceReadCo
     trace: ctx.observe?.trace,
     stage: ctx.stage,
     rank: ctx.rank,
+    coverage: ctx.fieldCoverage ? { paths: false } : undefined,
   });
   const observe = ctx.observe;
   const { client, failure } = await openLdap(source, ctx);

@@ -9,7 +9,7 @@ import type { LdapSourceConfig, SourceConfig } from '../../config/sources.js';
 import { resolveConfigPath } from '../../config/load.js';
 import type { QuarantineEntry, SourceWarning } from '../../domain/desired.js';
 import type { EntityKind } from '../../domain/entities.js';
-import { buildDesiredState, type MappingTrace, type SourceBatch, type TextProblem } from '../../desired/index.js';
+import { buildDesiredState, type FieldGap, type MappingTrace, type SourceBatch, type TextProblem } from '../../desired/index.js';
 import { systemClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
 import { secretOriginsOf, type ReadObserver, type SourceReadContext } from '../context.js';
@@ -44,6 +44,8 @@ export interface SourcePreviewRead {
   /** False when the source has no such entity configured (nothing was read). */
   configured: boolean;
   records: (ObservedRecord & { outcome: RecordOutcome })[];
+  /** Mapped fields of the entity that matched nothing in the records read (issue 45). */
+  gaps: FieldGap[];
 }
 
 /** Collects the raw records of one entity and the field reads of each, up to `limit`. */
@@ -100,7 +102,7 @@ const ENTITY_CONFIGURED: Record<SourceConfig['type'], (s: SourceConfig, e: Entit
 /** Reads the first `limit` records of `entity` from one source and maps them. */
 export async function previewSource(source: SourceConfig, opts: PreviewOptions): Promise<SourcePreviewRead> {
   const base = { source: source.name, type: source.type, entity: opts.entity };
-  if (!ENTITY_CONFIGURED[source.type](source, opts.entity)) return { ...base, configured: false, records: [] };
+  if (!ENTITY_CONFIGURED[source.type](source, opts.entity)) return { ...base, configured: false, records: [], gaps: [] };
   const observer = new PreviewObserver(opts.entity, opts.limit);
   const ctx: SourceReadContext = {
     env: opts.env,
@@ -111,6 +113,7 @@ export async function previewSource(source: SourceConfig, opts: PreviewOptions):
     resolvePath: (p) => resolveConfigPath(opts.config, p),
     secretOrigin: secretOriginsOf(opts.config.meta.secret_origins, opts.config.sources?.indexOf(source) ?? -1),
     observe: observer,
+    fieldCoverage: true,
   };
   const batch = await readSource(source, ctx);
   const outcomes = outcomesOf(batch, opts.entity);
@@ -118,7 +121,8 @@ export async function previewSource(source: SourceConfig, opts: PreviewOptions):
     const id = r.reads.find((x) => x.field === 'id' && typeof x.text === 'string')?.text as string | undefined;
     return outcomes.get(keyOf(r.location, id?.trim())) ?? outcomes.get(keyOf(r.location, undefined)) ?? { kind: 'excluded' };
   };
-  return { ...base, configured: true, records: observer.records.map((r) => ({ ...r, outcome: outcomeOf(r) })) };
+  const gaps = (batch.fieldGaps ?? []).filter((g) => g.entity === opts.entity);
+  return { ...base, configured: true, records: observer.records.map((r) => ({ ...r, outcome: outcomeOf(r) })), gaps };
 }
 
 /**

@@ -6,10 +6,12 @@
 import type { DesiredMember } from '../../domain/desired.js';
 import type { EntityKind } from '../../domain/entities.js';
 import type { FieldRead, SourcePreviewRead } from './read-preview.js';
+import { gapText, type FieldGap } from '../../desired/index.js';
 
 /** What the planner's lifecycle rules make of a kept member on the day judged (computed by the caller). */
 export interface PreviewLifecycle {
-  rule: 'scheduled' | 'ended' | 'active';
+  /** left: the source says status left (issue 45: "not synced (status left)"). */
+  rule: 'scheduled' | 'ended' | 'active' | 'left';
   message: string;
   /** scheduled: the day the member is created (create_days_before_start before the start). */
   create_on?: string;
@@ -47,11 +49,22 @@ export interface PreviewDocument {
   today: string;
   entity: EntityKind;
   limit: number;
-  sources: { source: string; type: string; configured: boolean; records: PreviewRecord[] }[];
+  sources: { source: string; type: string; configured: boolean; records: PreviewRecord[]; field_warnings: PreviewFieldWarning[] }[];
+}
+
+/** A mapped field that matched nothing in the records read (issue 45), per path or column with why. */
+export interface PreviewFieldWarning {
+  field: string;
+  records: number;
+  paths: { path: string; why: string }[];
+  message: string;
 }
 
 /** The mapped record's key of each field. */
 const RECORD_KEY: Record<string, string> = { id: 'source_id', department: 'department_source_id', department_path: 'department_source_id', parent: 'parent_source_id' };
+
+/** Fields the mapping uses without keeping them on the record (they name derived departments and positions): their text is their value. */
+const DERIVING = new Set(['department_name', 'position', 'position_name']);
 
 /** Member values a connector may work out itself, when no field read gave them. */
 const WORKED_OUT: [string, string][] = [
@@ -72,7 +85,7 @@ function fieldsOf(reads: FieldRead[], record: Record<string, unknown> | undefine
   }
   const out: PreviewField[] = [];
   for (const [field, r] of byField) {
-    const value = record?.[RECORD_KEY[field] ?? field];
+    const value = record !== undefined && DERIVING.has(field) && typeof r.text === 'string' && r.text.trim() !== '' ? r.text.trim() : record?.[RECORD_KEY[field] ?? field];
     const f: PreviewField = { field, value: typeof value === 'string' || typeof value === 'number' ? value : null, from: r.from, read: typeof r.text === 'string' ? r.text : null };
     if (typeof r.text !== 'string') f.problem = r.text.problem;
     out.push(f);
@@ -94,6 +107,7 @@ export function previewDocument(reads: SourcePreviewRead[], o: { today: string; 
     source: s.source,
     type: s.type,
     configured: s.configured,
+    field_warnings: fieldWarnings(s.gaps),
     records: s.records.map((r): PreviewRecord => {
       const kept = r.outcome.kind === 'kept' ? r.outcome.record : undefined;
       const rec: PreviewRecord = { location: r.location, outcome: r.outcome.kind, raw: r.raw, fields: fieldsOf(r.reads, kept, s.type), warnings: [] };
@@ -113,6 +127,10 @@ export function previewDocument(reads: SourcePreviewRead[], o: { today: string; 
     }),
   }));
   return { today: o.today, entity: o.entity, limit: o.limit, sources };
+}
+
+function fieldWarnings(gaps: readonly FieldGap[]): PreviewFieldWarning[] {
+  return gaps.map((g) => ({ field: g.field, records: g.records, paths: g.paths, message: `${g.entity}.${g.field}: ${gapText(g)}` }));
 }
 
 const quoted = (s: string) => JSON.stringify(s);
@@ -144,10 +162,12 @@ export function renderPreview(doc: PreviewDocument): string {
       out += `${r.location}: ${r.outcome === 'excluded' ? 'out of scope (left out by include/exclude)' : r.outcome}\n`;
       out += `  raw: ${JSON.stringify(r.raw)}\n`;
       for (const f of r.fields) out += fieldLine(f, f.field === 'start_date' || f.field === 'end_date' ? r.dates?.[f.field] : undefined);
-      if (r.lifecycle) out += `  lifecycle: ${r.lifecycle.rule}: ${r.lifecycle.message}\n`;
+      // A leaver's message says what it is ("not synced (status left): ..."); the other rules are named first.
+      if (r.lifecycle) out += `  lifecycle: ${r.lifecycle.rule === 'left' ? '' : `${r.lifecycle.rule}: `}${r.lifecycle.message}\n`;
       if (r.quarantine) out += `  quarantined: ${r.quarantine.reason}: ${r.quarantine.message}\n`;
       for (const w of r.warnings) out += `  warning: ${w.code}: ${w.message}\n`;
     }
+    for (const w of s.field_warnings) out += `warning: ${w.message}\n`;
     const count = (k: PreviewRecord['outcome']) => s.records.filter((r) => r.outcome === k).length;
     out += `source ${s.source}: ${plural(s.records.length, 'record')} read: ${count('kept')} kept, ${count('quarantined')} quarantined, ${count('excluded')} out of scope\n`;
   }

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
-import { formatPath, getPath, type PathStep } from '../../desired/index.js';
+import { filterStep, formatPath, getPath, type PathStep } from '../../desired/index.js';
 import { OrgsyncError } from '../../shared/errors.js';
 import { sniffDelimiter } from '../csv/read-csv.js';
 
@@ -19,6 +19,9 @@ export interface SampleKey {
   filled: number;
   /** A value seen there, if any. */
   example?: string;
+  /** Distinct values seen there, as text (at most VALUES_KEPT), and the JSON types they had. */
+  values: string[];
+  types: Set<'string' | 'number' | 'boolean'>;
 }
 
 /** A sample read. */
@@ -33,12 +36,14 @@ export interface Sample {
 }
 
 /** Keys vendors put their list of records under, tried in this order (an object under one is searched once more). */
-export const RECORD_KEYS = ['value', 'Resources', 'employees', 'users', 'Report_Entry', 'd.results', 'data', 'results', 'items', 'records', 'people', 'workers'];
+export const RECORD_KEYS = ['value', 'Resources', 'employees', 'users', 'Report_Entry', 'd.results', 'data', 'results', 'items', 'records', 'people', 'workers', 'departments'];
 
 /** Records looked at for keys and values (a sample of a big response does not need all of them). */
 const RECORDS_LOOKED_AT = 200;
 /** Elements of one array looked at (phone and e-mail lists). */
 const ELEMENTS_LOOKED_AT = 5;
+/** Distinct values kept per key (for status values and the checks of dates and addresses). */
+const VALUES_KEPT = 20;
 
 const invalid = (file: string, detail: string, cause?: unknown) => new OrgsyncError('SAMPLE_INVALID', `sources suggest: ${file}: ${detail}`, cause === undefined ? undefined : { cause });
 
@@ -64,7 +69,7 @@ function csvSample(file: string, text: string): Sample {
   }
   const header = (rows[0] ?? []).map((n) => n.trim()).filter((n) => n !== '');
   if (header.length === 0) throw invalid(file, 'no CSV header (the first line names no column)');
-  return { file, kind: 'csv', records: [], keys: header.map((name) => ({ path: name, steps: [{ kind: 'key', key: name }], filled: 0 })) };
+  return { file, kind: 'csv', records: [], keys: header.map((name) => ({ path: name, steps: [{ kind: 'key', key: name }], filled: 0, values: [], types: new Set() })) };
 }
 
 function jsonSample(file: string, text: string, recordsPath: string | undefined): Sample {
@@ -100,7 +105,7 @@ function findRecords(body: unknown, recordsPath: string | undefined): { path: st
   return undefined;
 }
 
-/** Every leaf path of the records, in the order first met, with how many records fill it. */
+/** Every leaf path of the records, in the order first met, with how many records fill it and the values seen. */
 function leafKeys(records: unknown[]): SampleKey[] {
   const keys = new Map<string, SampleKey>();
   for (const record of records) {
@@ -108,9 +113,12 @@ function leafKeys(records: unknown[]): SampleKey[] {
     walk(record, [], 0, (steps, value) => {
       const path = formatPath(steps);
       let key = keys.get(path);
-      if (key === undefined) keys.set(path, (key = { path, steps, filled: 0 }));
+      if (key === undefined) keys.set(path, (key = { path, steps, filled: 0, values: [], types: new Set() }));
       const text = value === null || value === undefined ? '' : String(value).trim();
-      if (text !== '' && !seen.has(path)) {
+      if (text === '') return;
+      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') key.types.add(typeof value as 'string' | 'number' | 'boolean');
+      if (key.values.length < VALUES_KEPT && !key.values.includes(text)) key.values.push(text);
+      if (!seen.has(path)) {
         seen.add(path);
         key.filled++;
         key.example ??= text;
@@ -120,9 +128,25 @@ function leafKeys(records: unknown[]): SampleKey[] {
   return [...keys.values()];
 }
 
+/** Keys that mark an element of a list as the primary one (`primary: true`, ADP's `primaryIndicator: true`). */
+const PRIMARY_KEYS = ['primary', 'primaryIndicator', 'isPrimary', 'preferred'];
+/** Keys whose text says what an element of a list is (`type: work`, ADP's `nameCode.codeValue: Work E-mail`). */
+const QUALIFIER_KEYS: string[][] = [['type'], ['use'], ['kind'], ['label'], ['typeCode', 'codeValue'], ['nameCode', 'codeValue'], ['type', 'value']];
+
+/** The qualifier of an element: the first qualifier key holding text, as a filter condition. */
+function qualifierOf(o: Record<string, unknown>): { key: string[]; value: string } | undefined {
+  for (const key of QUALIFIER_KEYS) {
+    let cur: unknown = o;
+    for (const k of key) cur = cur !== null && typeof cur === 'object' && !Array.isArray(cur) ? (cur as Record<string, unknown>)[k] : undefined;
+    if (typeof cur === 'string' && cur.trim() !== '') return { key, value: cur };
+  }
+  return undefined;
+}
+
 /**
  * Walks one value: scalars and nulls are leaves; arrays of scalars are read at [0]; arrays of objects by their
- * `type` (`emails[type=work]`), by `primary=true`, and at [0].
+ * primary element (`[primary=true]`), by what each element is (`[type=work]`, `[nameCode.codeValue=Work E-mail]`,
+ * `[typeCode.codeValue=Department]`), at [0], and at [-1] (the latest of a history, such as terminations).
  */
 function walk(value: unknown, steps: PathStep[], depth: number, leaf: (steps: PathStep[], value: unknown) => void): void {
   if (depth > 8) return;
@@ -141,8 +165,18 @@ function walk(value: unknown, steps: PathStep[], depth: number, leaf: (steps: Pa
     return;
   }
   // The primary element first: among equally good keys, the one met first is proposed.
-  const primary = objects.find((o) => o.primary === true);
-  if (primary) walk(primary, [...steps, { kind: 'filter', key: 'primary', value: 'true' }], depth + 1, leaf);
-  for (const o of objects) if (typeof o.type === 'string' && o.type !== '') walk(o, [...steps, { kind: 'filter', key: 'type', value: o.type }], depth + 1, leaf);
+  for (const key of PRIMARY_KEYS) {
+    const primary = objects.find((o) => o[key] === true);
+    if (primary) {
+      walk(primary, [...steps, filterStep(key, 'true')], depth + 1, leaf);
+      break;
+    }
+  }
+  for (const o of objects) {
+    const q = qualifierOf(o);
+    if (q) walk(o, [...steps, { kind: 'filter', where: [q], last: false }], depth + 1, leaf);
+  }
   walk(objects[0], [...steps, { kind: 'index', index: 0 }], depth + 1, leaf);
+  const all = value.filter((e) => e !== null && typeof e === 'object' && !Array.isArray(e));
+  walk(all[all.length - 1], [...steps, { kind: 'index', index: -1 }], depth + 1, leaf);
 }
