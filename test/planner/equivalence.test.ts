@@ -57,6 +57,20 @@ function statePath(db: Database.Database): Path {
   };
 }
 
+/**
+ * The plan in the reference's shape: issue 45 added `lifecycle.ending` (end dates still ahead), which the reference
+ * had not; it is left out of the comparison, and every other byte is compared.
+ */
+function referenceShape(plan: Plan): Plan {
+  if (!plan.lifecycle) return plan;
+  const { ending: _ending, ...lifecycle } = plan.lifecycle as typeof plan.lifecycle & { ending?: unknown };
+  if (lifecycle.scheduled.length === 0 && lifecycle.ended.length === 0) {
+    const { lifecycle: _all, ...rest } = plan;
+    return rest as Plan;
+  }
+  return { ...plan, lifecycle };
+}
+
 function historyHashes(seed: number, seen: Map<string, number>, planStep: Path): string[] {
   const h = new RandomHistory(seed);
   const out: string[] = [];
@@ -76,7 +90,7 @@ function historyHashes(seed: number, seen: Map<string, number>, planStep: Path):
     if (plan.refusal) seen.set(`refusal:${plan.refusal.guard}`, (seen.get(`refusal:${plan.refusal.guard}`) ?? 0) + 1);
     for (const e of [...(plan.lifecycle?.scheduled ?? []), ...(plan.lifecycle?.ended ?? [])]) seen.set(`lifecycle:${e.rule}`, (seen.get(`lifecycle:${e.rule}`) ?? 0) + 1);
     if (process.env.HISTORY_SEED === String(seed)) console.log(`seed ${seed} step ${step}\n${JSON.stringify(plan, null, 2)}`);
-    out.push(`${hash(desiredText(desired))} ${hash(JSON.stringify(plan))}`);
+    out.push(`${hash(desiredText(desired))} ${hash(JSON.stringify(referenceShape(plan)))}`);
     h.next(plan);
   }
   return out;
