@@ -109,6 +109,11 @@ function stopAfterFirstRun(port: number): (child: ChildProcess) => Promise<void>
         // the listener is not up yet
       }
     }
+    // BENCH_DAEMON_SNAPSHOT=1: a heap snapshot of the daemon after its start run (node --heapsnapshot-signal=SIGUSR2).
+    if (process.env.BENCH_DAEMON_SNAPSHOT === '1') {
+      child.kill('SIGUSR2');
+      await new Promise((r) => setTimeout(r, 5000));
+    }
     child.kill('SIGTERM');
   };
 }

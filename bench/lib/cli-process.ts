@@ -8,7 +8,8 @@ import { closeSync, openSync, readFileSync, rmSync, statSync, writeFileSync } fr
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../../dist/cli.js', import.meta.url));
+/** The CLI measured: the checkout's build, or BENCH_CLI (a copy of it, so a long run survives a rebuild). */
+const CLI = process.env.BENCH_CLI ?? fileURLToPath(new URL('../../../dist/cli.js', import.meta.url));
 /** Written into every measured process: at exit it records its peak RSS (KB, from getrusage) in ORGSYNC_BENCH_RSS_FILE. */
 const PROBE = "process.on('exit', () => require('node:fs').writeFileSync(process.env.ORGSYNC_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)))";
 
@@ -33,7 +34,12 @@ export async function runMeasuredCli(dir: string, name: string, args: readonly s
   const started = process.hrtime.bigint();
   let stderr = '';
   const exit = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, ['--require', probe, CLI, ...args], { cwd: dir, env: { ...process.env, ...env, ORGSYNC_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', fd, 'pipe'] });
+    // BENCH_CLI_WRAPPER: a command the CLI runs under (a profiler, a memory sampler), its words split on spaces.
+    const wrapper = process.env.BENCH_CLI_WRAPPER?.split(' ').filter((w) => w !== '') ?? [];
+    // BENCH_NODE_ARGS: node's own flags for the CLI (--trace-gc, --cpu-prof; NODE_OPTIONS refuses some of them).
+    const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter((w) => w !== '') ?? [];
+    const argv = [...wrapper, process.execPath, ...nodeArgs, '--require', probe, CLI, ...args];
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: dir, env: { ...process.env, ...env, ORGSYNC_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', fd, 'pipe'] });
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     child.once('exit', resolve);
     void meanwhile?.(child);
@@ -42,6 +48,6 @@ export async function runMeasuredCli(dir: string, name: string, args: readonly s
   const seconds = Math.round(Number(process.hrtime.bigint() - started) / 1e8) / 10;
   const peakMb = Math.round(Number(readFileSync(rssFile, 'utf8')) / 1024);
   const stdoutBytes = statSync(outFile).size;
-  rmSync(outFile, { force: true });
+  if (process.env.BENCH_KEEP_OUTPUT !== '1') rmSync(outFile, { force: true });
   return { exit, seconds, peakMb, stdoutBytes, stderr: stderr.trim() };
 }

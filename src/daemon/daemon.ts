@@ -425,10 +425,11 @@ export function metricsRunObserver(metrics: OrgsyncMetrics): RunObserver {
         ENTITY_KINDS.flatMap((entity) => CHANGE_OPS.map((op) => ({ labels: { entity, op }, value: plan.counts[entity][op] }))),
       );
       const bySource = new Map<string, number>();
-      const count = (source: string, entity: string) => bySource.set(`${source}\u0000${entity}`, (bySource.get(`${source}\u0000${entity}`) ?? 0) + 1);
+      const count = (source: string, entity: string, n = 1) => bySource.set(`${source}\u0000${entity}`, (bySource.get(`${source}\u0000${entity}`) ?? 0) + n);
       for (const d of desired.departments) count(d.origin?.source ?? 'unknown', 'departments');
       for (const p of desired.positions) count(p.origin?.source ?? 'unknown', 'positions');
-      for (const m of desired.members) count(m.origin?.source ?? 'unknown', 'members');
+      // Counted where the members are staged (a million are not read one by one for a gauge).
+      for (const t of desired.members.tally([])) count(t.source || 'unknown', 'members', t.count);
       OrgsyncMetrics.replace(
         metrics.sourceRecords,
         [...bySource].map(([key, value]) => {

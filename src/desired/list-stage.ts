@@ -34,6 +34,8 @@ export function listStage(): MemberStage {
     withIds: (ids) => live().filter((s) => ids.has(s.member.source_id)),
     sharedIds: () => groupsBy((s) => s.member.source_id, (g) => g.length > 1),
     windows: () => [[...live()]],
+    unnamed: () => live().filter((s) => s.member.display_name === ''),
+    recordCheckCandidates: (departments) => live().filter((s) => (!s.member.email && !s.member.phone) || (departments !== undefined && s.member.department_source_id !== undefined && !departments.has(s.member.department_source_id))),
     sharedContacts: () => {
       const out: SharedContact[] = [];
       for (const field of ['email', 'phone'] as const) {

@@ -97,6 +97,30 @@ export interface DesiredMembers extends Iterable<DesiredMember> {
   get(sourceId: string): DesiredMember | undefined;
   /** Every member in source id order (a saved plan's source hash reads them so). */
   bySourceId(): Iterable<DesiredMember>;
+  /**
+   * How many members each source gave, by outcome (a report's counts, without reading the members one by one):
+   * `outcomes` names some members' outcome as [source id, outcome, rank] (of two for one member the higher rank
+   * counts, of equal ranks the first); every other member counts as `left` or `present` by its status. Groups in the
+   * order their first member was read.
+   */
+  tally(outcomes: Iterable<readonly [string, string, number]>): MemberTally[];
+}
+
+/** One group of DesiredMembers.tally. */
+export interface MemberTally {
+  source: string;
+  outcome: string;
+  count: number;
+}
+
+/** The outcome of each member `outcomes` names, the higher rank winning (the first of equal ranks). */
+export function rankedOutcomes(outcomes: Iterable<readonly [string, string, number]>): Map<string, readonly [string, number]> {
+  const best = new Map<string, readonly [string, number]>();
+  for (const [id, outcome, rank] of outcomes) {
+    const held = best.get(id);
+    if (held === undefined || rank > held[1]) best.set(id, [outcome, rank]);
+  }
+  return best;
 }
 
 /** Desired members held in a list, in its order (two lists of equal members are equal values). */
@@ -119,6 +143,20 @@ export class MemberList implements DesiredMembers {
 
   bySourceId(): DesiredMember[] {
     return [...this.members].sort((a, b) => (a.source_id < b.source_id ? -1 : a.source_id > b.source_id ? 1 : 0));
+  }
+
+  tally(outcomes: Iterable<readonly [string, string, number]>): MemberTally[] {
+    const best = rankedOutcomes(outcomes);
+    const groups = new Map<string, MemberTally>();
+    for (const m of this.members) {
+      const source = m.origin?.source ?? '';
+      const outcome = best.get(m.source_id)?.[0] ?? (m.status === 'left' ? 'left' : 'present');
+      const key = `${source}\u0000${outcome}`;
+      const g = groups.get(key);
+      if (g) g.count += 1;
+      else groups.set(key, { source, outcome, count: 1 });
+    }
+    return [...groups.values()];
   }
 }
 
@@ -177,6 +215,13 @@ export interface MemberStage {
   sharedIds(): Iterable<StagedMember[]>;
   /** Every staged member in staging order, a window at a time (rows dropped meanwhile are not read again). */
   windows(): Iterable<StagedMember[]>;
+  /** Members without a display name, in staging order. */
+  unnamed(): StagedMember[];
+  /**
+   * Members a record check may fail, in staging order: those with neither e-mail nor phone, and (`departments` given)
+   * those whose department id is not among `departments`. A superset: the checks themselves decide.
+   */
+  recordCheckCandidates(departments: ReadonlySet<string> | undefined): StagedMember[];
   /** Members not `left` that share an e-mail or a phone, a group per value. */
   sharedContacts(): Iterable<SharedContact>;
   /** Takes staged members out. */

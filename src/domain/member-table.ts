@@ -68,6 +68,25 @@ export interface ContactIndex {
   byPhone: Lookup<PlatformMember>;
 }
 
+/**
+ * What makes a desired member certainly unchanged (issue 42: a table may leave such members out of the windows): it
+ * has no dated lifecycle, is not `left`, and is live and owned under its source id with every owned field equal as
+ * the platform holds it (name, title, e-mail, phone, status: byte for byte, so no normalisation can differ), in the
+ * department its department id resolves to, neither in a department being removed nor owed a completion, and no
+ * other desired member matches its account by contact (the rows that take it must meet in source order). Such a
+ * member's row (update_owned) writes nothing and warns of nothing, and what it claims no other row asks.
+ */
+export interface UnchangedRule {
+  /** Source department id -> the platform department it already is (departments being created are not listed). */
+  departments: ReadonlyMap<string, string>;
+  /** Platform ids of the departments this plan removes. */
+  removing: ReadonlySet<string>;
+  /** The tenant root's platform id (a member in it has no department). */
+  tenantRootId: string;
+  /** Source ids whose earlier create still owes its completing change. */
+  owed: ReadonlySet<string>;
+}
+
 /** One window of desired members, in source order, with the index of what their keys match. */
 export interface MemberWindow {
   members: readonly DesiredMember[];
@@ -81,8 +100,12 @@ export interface MemberWindow {
  * from its tables (src/mirror/member-table.ts), so a run holds one window, the claims it needs and its changes.
  */
 export interface MemberTable {
-  /** The desired members in source order, a window at a time (the lifecycle rules run on them first). */
-  windows(): Iterable<MemberWindow>;
+  /**
+   * The desired members in source order, a window at a time (the lifecycle rules run on them first). With `unchanged`,
+   * the table may leave out members that rule shows unchanged: the run's planning then reads the changes, not the
+   * tenant (the list table reads every member; the equivalence test holds the two alike).
+   */
+  windows(unchanged?: UnchangedRule): Iterable<MemberWindow>;
   /** Point lookups by key, for the absent rows. */
   lookups(): MemberIndex;
   /** The accounts the rows take and handle. */

@@ -5,6 +5,7 @@
  * account is listed in `forgotten_members`, so a later refresh stores its personal fields blank. The freed bytes are
  * zeroed (secure_delete), the file rewritten (VACUUM, in memory) and the WAL truncated.
  */
+import { readStoredFields } from './history-fields.js';
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Migration } from './migrations/types.js';
@@ -93,7 +94,7 @@ function personalValues(db: Database.Database, target: ForgetTarget): string[] {
     }
   }
   for (const fields of historyRows(db, target, 'fields') as string[]) {
-    const changes = JSON.parse(fields) as Record<string, { old?: unknown; new?: unknown }>;
+    const changes = readStoredFields(fields);
     for (const f of PERSONAL_MEMBER_FIELDS) for (const v of [changes[f]?.old, changes[f]?.new]) if (typeof v === 'string') values.add(v);
   }
   for (const v of target.values ?? []) values.add(v);

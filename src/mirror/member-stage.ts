@@ -6,15 +6,18 @@
  * the planner reads the settled members back (StagedMembers) in staging order, a window at a time, or by source id.
  */
 import Database from 'better-sqlite3';
-import type { DesiredMember, DesiredMembers, MemberStage, SharedContact, SourceMember, StagedMember } from '../domain/desired.js';
+import type { DesiredMember, DesiredMembers, MemberStage, MemberTally, SharedContact, SourceMember, StagedMember } from '../domain/desired.js';
+import { STATE_DB_CACHE_KIB } from './db.js';
 
 /** Members read a window at a time. */
 export const STAGE_WINDOW = 2_000;
 /** Members written in one transaction while sources are read. */
-const WRITE_BATCH = 2_000;
+const WRITE_BATCH = 200;
 
 const COLUMNS = ['source_id', 'display_name', 'email', 'phone', 'title', 'department_source_id', 'status', 'start_date', 'start_at', 'end_date', 'end_at', 'source', 'location', 'field_sources'] as const;
 const SELECT = `seq, rank, ${COLUMNS.join(', ')}`;
+/** The columns a staged member is read back from, of the table named `s` (for queries that join it). */
+export const STAGED_COLUMNS = ['seq', 'rank', ...COLUMNS].map((c) => `s.${c}`).join(', ');
 
 type Row = [number, number, string, string, string | null, string | null, string | null, string | null, string | null, string | null, number | null, string | null, number | null, string, string, string | null];
 
@@ -64,6 +67,9 @@ function fromRow(r: Row): SourceMember {
 
 const staged = (r: Row): StagedMember => ({ seq: r[0], rank: r[1], member: fromRow(r) });
 
+/** A row of STAGED_COLUMNS as a desired member. */
+export const stagedDesired = (r: readonly unknown[]): DesiredMember => desired(r as Row);
+
 /** A staged member as a desired one: a source that says nothing of its status has it active. */
 function desired(r: Row): DesiredMember {
   const m = fromRow(r);
@@ -89,7 +95,9 @@ function groupRows(rows: readonly Row[], key: (r: Row) => string): StagedMember[
  * closed), for reads outside a run (`sources check`, `forget`): a million members checked in bounded memory.
  */
 export function privateMemberStage(): SqliteMemberStage {
-  return openMemberStage(new Database(''));
+  const db = new Database('');
+  db.pragma(`cache_size = -${STATE_DB_CACHE_KIB}`);
+  return openMemberStage(db);
 }
 
 /**
@@ -97,6 +105,9 @@ export function privateMemberStage(): SqliteMemberStage {
  * batches as they come and read back once the sources are read.
  */
 export function openMemberStage(db: Database.Database): SqliteMemberStage {
+  // The temporary database's page cache as small as the state DB's (SQLite's default; better-sqlite3 builds 16 MB):
+  // its pages are read in order and the OS caches the file.
+  db.pragma(`temp.cache_size = -${STATE_DB_CACHE_KIB}`);
   db.exec(SCHEMA);
   return new SqliteMemberStage(db);
 }
@@ -181,6 +192,19 @@ export class SqliteMemberStage implements MemberStage {
     }
   }
 
+  unnamed(): StagedMember[] {
+    return (this.ready().prepare(`SELECT ${SELECT} FROM staged_members WHERE display_name = '' ORDER BY seq`).raw().all() as Row[]).map(staged);
+  }
+
+  recordCheckCandidates(departments: ReadonlySet<string> | undefined): StagedMember[] {
+    const noContact = "coalesce(email, '') = '' AND coalesce(phone, '') = ''";
+    const sql = departments
+      ? `SELECT ${SELECT} FROM staged_members WHERE (${noContact}) OR (department_source_id IS NOT NULL AND department_source_id NOT IN (SELECT value FROM json_each(?))) ORDER BY seq`
+      : `SELECT ${SELECT} FROM staged_members WHERE ${noContact} ORDER BY seq`;
+    const rows = (departments ? this.ready().prepare(sql).raw().all(JSON.stringify([...departments])) : this.ready().prepare(sql).raw().all()) as Row[];
+    return rows.map(staged);
+  }
+
   sharedContacts(): SharedContact[] {
     const db = this.ready();
     const out: SharedContact[] = [];
@@ -223,6 +247,32 @@ export class StagedMembers implements DesiredMembers {
     this.byId = db.prepare(`SELECT ${SELECT} FROM staged_members WHERE source_id = ? ORDER BY seq LIMIT 1`).raw();
     this.next = db.prepare(`SELECT ${SELECT} FROM staged_members WHERE seq > ? ORDER BY seq LIMIT ?`).raw();
     this.nextById = db.prepare(`SELECT ${SELECT} FROM staged_members WHERE source_id > ? ORDER BY source_id LIMIT ?`).raw();
+  }
+
+  tally(outcomes: Iterable<readonly [string, string, number]>): MemberTally[] {
+    const db = this.db;
+    db.exec('CREATE TEMP TABLE IF NOT EXISTS tally_outcomes (source_id TEXT PRIMARY KEY, outcome TEXT NOT NULL, rank INTEGER NOT NULL) WITHOUT ROWID; DELETE FROM tally_outcomes;');
+    const put = db.prepare('INSERT INTO tally_outcomes (source_id, outcome, rank) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET outcome = excluded.outcome, rank = excluded.rank WHERE excluded.rank > rank');
+    const write = db.transaction((rows: (readonly [string, string, number])[]) => {
+      for (const r of rows) put.run(r[0], r[1], r[2]);
+    });
+    // Written in batches as they come: a million creates are not held to be counted.
+    let batch: (readonly [string, string, number])[] = [];
+    for (const o of outcomes) {
+      batch.push(o);
+      if (batch.length >= STAGE_WINDOW) {
+        write(batch);
+        batch = [];
+      }
+    }
+    write(batch);
+    return db
+      .prepare(
+        `SELECT s.source AS source, coalesce(o.outcome, CASE WHEN coalesce(s.status, 'active') = 'left' THEN 'left' ELSE 'present' END) AS outcome, count(*) AS count, min(s.seq) AS first
+         FROM staged_members s LEFT JOIN tally_outcomes o ON o.source_id = s.source_id GROUP BY 1, 2 ORDER BY first`,
+      )
+      .all()
+      .map((r) => ({ source: (r as MemberTally).source, outcome: (r as MemberTally).outcome, count: (r as MemberTally).count }));
   }
 
   /** The members in source id order, a window at a time. */

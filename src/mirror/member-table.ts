@@ -8,10 +8,10 @@
 import type Database from 'better-sqlite3';
 import type { DesiredMember, DesiredMembers } from '../domain/desired.js';
 import type { PlatformMember } from '../domain/entities.js';
-import type { AccountSet, ContactIndex, Lookup, MemberFinder, MemberIndex, MemberSource, MemberTable, MemberWindow, Membership } from '../domain/member-table.js';
+import type { AccountSet, ContactIndex, Lookup, MemberFinder, MemberIndex, MemberSource, MemberTable, MemberWindow, Membership, UnchangedRule } from '../domain/member-table.js';
 import { normEmail, normPhone } from '../domain/normalise.js';
 import { fromRow, SPECS } from './mirror.js';
-import { openMemberStage, StagedMembers, STAGE_WINDOW } from './member-stage.js';
+import { openMemberStage, STAGED_COLUMNS, stagedDesired, StagedMembers, STAGE_WINDOW } from './member-stage.js';
 
 const M = SPECS.members;
 const COLS = M.columns.map((c) => `m.${c.name}`).join(', ') + ', m.extra';
@@ -79,9 +79,27 @@ class StateMemberTable implements MemberTable {
     this.q = statements(db);
   }
 
-  *windows(): Generator<MemberWindow> {
+  *windows(unchanged?: UnchangedRule): Generator<MemberWindow> {
     const contacts = this.contacts();
-    for (const members of this.desired.windows()) yield { members, index: this.windowIndex(members, contacts) };
+    const members = unchanged ? this.changedMembers(unchanged, contacts.index) : this.desired.windows();
+    for (const window of members) yield { members: window, index: this.windowIndex(window, contacts) };
+  }
+
+  /**
+   * The desired members in staging order, a window at a time, without those the rule shows unchanged: the query
+   * compares them with their owned accounts in SQLite, so an unchanged tenant reaches the heap as nothing.
+   */
+  private *changedMembers(rule: UnchangedRule, contacts: ContactIndex): Generator<DesiredMember[]> {
+    const contacted = new Set<string>();
+    for (const lookup of [contacts.byEmail, contacts.byPhone]) for (const m of (lookup as ReadonlyMap<string, PlatformMember>).values()) contacted.add(m.account_id);
+    fillRule(this.db, rule, contacted);
+    let after = 0;
+    for (;;) {
+      const rows = this.q.changed.all({ sync: this.syncId, root: rule.tenantRootId, after, limit: STAGE_WINDOW }) as unknown[][];
+      if (rows.length === 0) return;
+      yield rows.map(stagedDesired);
+      after = rows[rows.length - 1]![0] as number;
+    }
   }
 
   /** What the keys of one window match: live members by third id and by owned account, and their ownership. */
@@ -194,8 +212,27 @@ class StateMemberTable implements MemberTable {
 
 const row = (r: unknown): PlatformMember | undefined => (r === undefined ? undefined : member(r as unknown[]));
 
+/** The rule's sets as the connection's temporary tables, for the query of the changed members. */
+function fillRule(db: Database.Database, rule: UnchangedRule, contacted: ReadonlySet<string>): void {
+  db.exec('DELETE FROM unchanged_targets; DELETE FROM unchanged_not;');
+  const target = db.prepare('INSERT INTO unchanged_targets (source_id, platform_id) VALUES (?, ?)');
+  const not = db.prepare('INSERT OR IGNORE INTO unchanged_not (kind, id) VALUES (?, ?)');
+  db.transaction(() => {
+    for (const [sid, id] of rule.departments) target.run(sid, id);
+    for (const id of rule.removing) not.run('removing', id);
+    for (const id of rule.owed) not.run('owed', id);
+    for (const id of contacted) not.run('contacted', id);
+  })();
+}
+
+/** The rule's tables (UnchangedRule): the departments that already are, and the ids a member must not be or sit in. */
+const RULE_TABLES = `
+CREATE TEMP TABLE IF NOT EXISTS unchanged_targets (source_id TEXT PRIMARY KEY, platform_id TEXT NOT NULL) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS unchanged_not (kind TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;`;
+
 /** The table's statements, prepared once per planning. */
 function statements(db: Database.Database) {
+  db.exec(RULE_TABLES);
   const live = "m.status <> 'left'";
   return {
     liveByThirds: db.prepare(`SELECT ${COLS} FROM mirror_members m WHERE m.third_user_id IN (SELECT value FROM json_each(?)) AND ${live} ORDER BY m.account_id`).raw(),
@@ -232,8 +269,31 @@ function statements(db: Database.Database) {
        ORDER BY m.account_id LIMIT @limit`,
     ).raw(),
     ownedCount: db.prepare(`SELECT count(*) FROM owned_members o JOIN mirror_members m ON m.account_id = o.account_id WHERE o.sync_id = ? AND ${live}`).pluck(),
+    changed: db.prepare(`SELECT ${STAGED_COLUMNS} FROM staged_members s WHERE s.seq > @after AND NOT EXISTS (${UNCHANGED}) ORDER BY s.seq LIMIT @limit`).raw(),
   };
 }
+
+/** The member's department as the plan compares it: '' for the tenant root (no department). */
+const CURRENT_DEPT = "(CASE WHEN m.department_id = @root THEN '' ELSE m.department_id END)";
+
+/**
+ * The staged member `s` is certainly unchanged (UnchangedRule): its owned account is live under its source id and
+ * holds every field as the source gives it, byte for byte.
+ */
+const UNCHANGED = `
+SELECT 1 FROM owned_members o JOIN mirror_members m ON m.account_id = o.account_id
+WHERE o.sync_id = @sync AND o.third_user_id = s.source_id
+  AND m.status <> 'left' AND m.third_user_id = s.source_id
+  AND s.start_at IS NULL AND s.end_at IS NULL AND coalesce(s.status, 'active') <> 'left'
+  AND m.display_name = s.display_name
+  AND (s.title IS NULL OR s.title = m.title)
+  AND (s.email IS NULL OR s.email = '' OR s.email = m.email)
+  AND (s.phone IS NULL OR s.phone = '' OR s.phone = m.phone)
+  AND (CASE WHEN coalesce(s.status, 'active') = 'suspended' THEN m.status = 'suspended' ELSE m.status <> 'suspended' END)
+  AND NOT EXISTS (SELECT 1 FROM unchanged_not n WHERE n.kind = 'removing' AND n.id = ${CURRENT_DEPT})
+  AND (s.department_source_id IS NULL OR EXISTS (SELECT 1 FROM unchanged_targets t WHERE t.source_id = s.department_source_id AND t.platform_id = ${CURRENT_DEPT}))
+  AND NOT EXISTS (SELECT 1 FROM unchanged_not n WHERE n.kind = 'owed' AND n.id = s.source_id)
+  AND NOT EXISTS (SELECT 1 FROM unchanged_not n WHERE n.kind = 'contacted' AND n.id = m.account_id)`;
 
 /** Point reads of the mirror's members and this sync's ownership. */
 export function stateFinder(db: Database.Database, syncId: string): MemberFinder {

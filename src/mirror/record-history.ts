@@ -2,6 +2,7 @@
  * Per-record history (issue 22): every write orgsync makes, kept in the state DB for `state.history_days`.
  * `orgsync history`, `orgsync explain` and the runs read it; contact values are stored masked, never in clear.
  */
+import { readStoredFields, storedFields, type FieldChange } from './history-fields.js';
 import type Database from 'better-sqlite3';
 import type { Change, EntityKind, PlanValue } from '../domain/index.js';
 import { isPlanRef } from '../domain/index.js';
@@ -32,11 +33,7 @@ export interface WriteResult {
   platformId?: string;
 }
 
-/** One field a write changed. */
-export interface FieldChange {
-  old: string | null;
-  new: string | null;
-}
+export type { FieldChange } from './history-fields.js';
 
 /** One recorded write. */
 export interface RecordHistoryEntry {
@@ -127,7 +124,7 @@ export class RecordHistory {
           trigger: run.trigger,
           op: r.change.op,
           description: maskContactsIn(redact(r.change.description)),
-          fields: JSON.stringify(fieldChanges(r)),
+          fields: storedFields(fieldChanges(r)),
           result: r.status,
           message: r.message === undefined ? null : maskContactsIn(redact(r.message)),
           approval_digest: run.approvalDigest ?? null,
@@ -148,7 +145,7 @@ export class RecordHistory {
       trigger: e.trigger,
       op: e.op,
       description: maskContactsIn(redact(e.description)),
-      fields: JSON.stringify(e.fields),
+      fields: storedFields(e.fields),
       result: e.result,
       message: e.message === null ? null : maskContactsIn(redact(e.message)),
       approval_digest: null,
@@ -199,7 +196,7 @@ function toEntry(r: Row): RecordHistoryEntry {
     trigger: r.trigger,
     op: r.op,
     description: r.description,
-    fields: JSON.parse(r.fields) as Record<string, FieldChange>,
+    fields: readStoredFields(r.fields),
     result: r.result,
     message: r.message,
     approvalDigest: r.approval_digest,

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
 import { createPrivateFile } from '../shared/private-file.js';
-import { openStateDb } from './db.js';
+import { openStateDb, STATE_DB_CACHE_KIB } from './db.js';
 import { processIsAlive, type LeaseHolder } from './lease.js';
 import { migrations, runMigrations } from './migrations/index.js';
 
@@ -61,6 +61,7 @@ export function openStateSnapshot(path: string, options: SnapshotOptions): State
     copyStateDb(path, copy, options.busyTimeoutMs);
     const db = new Database(copy);
     try {
+      db.pragma(`cache_size = -${STATE_DB_CACHE_KIB}`);
       db.pragma('foreign_keys = ON');
       // A file an older orgsync wrote is brought up to date in the copy only.
       runMigrations(db, migrations, path);
@@ -81,6 +82,7 @@ function copyStateDb(path: string, copy: string, busyTimeoutMs: number): void {
     const reader = new Database(path, { readonly: true, fileMustExist: true });
     try {
       reader.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      reader.pragma(`cache_size = -${STATE_DB_CACHE_KIB}`);
       createPrivateFile(copy);
       reader.prepare('VACUUM INTO ?').run(copy);
     } finally {

@@ -34,8 +34,9 @@
 import type { DesiredState, EntityKind, LifecycleEvent, Plan, PlanWarning } from '../domain/index.js';
 import { countChanges, PLAN_FORMAT_VERSION } from '../domain/index.js';
 import type { DiffContext } from './context.js';
-import { diffDepartments } from './departments/index.js';
-import { diffMembers } from './members/index.js';
+import { diffDepartments, type DepartmentDiff } from './departments/index.js';
+import { targetRef } from './context.js';
+import { diffMembers, type MemberDiffInput, type UnchangedRule } from './members/index.js';
 import { diffPositions } from './positions/index.js';
 import { firstRefusal, type OwnedCounts } from './guards.js';
 import { orderDepartmentDeletes, orderMoves } from './order.js';
@@ -56,16 +57,8 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
   // Dated lifecycle first, member by member: a future hire is not desired yet, a leaver past end_date is desired as gone.
   const life = { events: [] as LifecycleEvent[] };
   const lifecycle = opts.lifecycle ? { opts: opts.lifecycle, now: nowMs, events: life.events } : undefined;
-  const members = diffMembers(snapshot.members.table(desired.members), desired.provided.members, ctx, {
-    resolveDepartment: (sid) => departments.resolve.get(sid) ?? (desired.provided.departments ? undefined : departments.byThird.get(sid)?.id),
-    removing,
-    tenantRootId: departments.tenantRootId,
-    departmentLabel: departments.labelOf,
-    isOwnedDepartment: (id) => {
-      const d = departments.byId.get(id);
-      return d !== undefined && departmentOwnership(d, opts.syncId) === 'owned';
-    },
-  }, lifecycle);
+  const input = memberInputOf(departments, desired.provided.departments, removing, opts.syncId);
+  const members = diffMembers(snapshot.members.table(desired.members), desired.provided.members, ctx, input, lifecycle, unchangedRuleOf(departments, desired.provided.departments, removing, snapshot));
   const moves = orderMoves(departments.moves, departments, warnings);
   const deletes = orderDepartmentDeletes(
     { candidates: departments.removalCandidates, parentOf: departments.parentOf, byId: departments.byId, moves, leaving: members.leaving, staying: members.staying },
@@ -102,6 +95,31 @@ export function calculatePlan(desired: DesiredState, snapshot: PlannerSnapshot, 
       ? { lifecycle: { scheduled: life.events.filter((e) => e.rule === 'scheduled'), ended: life.events.filter((e) => e.rule === 'ended'), ending: life.events.filter((e) => e.rule === 'ending') } }
       : {}),
   };
+}
+
+/** How the member diff finds departments: through the department diff's resolutions and the live tree. */
+function memberInputOf(departments: DepartmentDiff, provided: boolean, removing: ReadonlySet<string>, syncId: string): MemberDiffInput {
+  return {
+    resolveDepartment: (sid) => departments.resolve.get(sid) ?? (provided ? undefined : departments.byThird.get(sid)?.id),
+    removing,
+    tenantRootId: departments.tenantRootId,
+    departmentLabel: departments.labelOf,
+    isOwnedDepartment: (id) => {
+      const d = departments.byId.get(id);
+      return d !== undefined && departmentOwnership(d, syncId) === 'owned';
+    },
+  };
+}
+
+/** What shows a member certainly unchanged (UnchangedRule): the departments that already are, what is being removed, what is owed. */
+function unchangedRuleOf(departments: DepartmentDiff, provided: boolean, removing: ReadonlySet<string>, snapshot: PlannerSnapshot): UnchangedRule {
+  const existing = new Map<string, string>();
+  if (!provided) for (const [sid, d] of departments.byThird) existing.set(sid, d.id);
+  for (const [sid, target] of departments.resolve) {
+    if (targetRef(target) === undefined) existing.set(sid, target);
+    else existing.delete(sid);
+  }
+  return { departments: existing, removing, tenantRootId: departments.tenantRootId, owed: new Set(snapshot.owedCompletions?.keys() ?? []) };
 }
 
 /** The lists one after the other, in one array sized at once (no spread of lists a million long). */

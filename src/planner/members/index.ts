@@ -42,10 +42,10 @@ import { lifecycleOf, type LifecycleOptions } from '../lifecycle/index.js';
 import { ABSENT_ROWS, classifyLeftover, classifyOwnedAbsent } from './absent-rows.js';
 import { memberKey } from './member-index.js';
 import { classifyPresent, PRESENT_ROWS } from './present-rows.js';
-import type { MemberDiff, MemberDiffInput, MemberEnv, MemberIndex, MemberResult, MemberTable } from './types.js';
+import type { MemberDiff, MemberDiffInput, MemberEnv, MemberIndex, MemberResult, MemberTable, UnchangedRule } from './types.js';
 import { newMemberResult } from './types.js';
 
-export type { MemberDiff, MemberDiffInput, MemberSource, MemberTable } from './types.js';
+export type { MemberDiff, MemberDiffInput, MemberSource, MemberTable, UnchangedRule } from './types.js';
 export { NOT_OWNED_ABSENT } from './types.js';
 export { listMembers, listMemberTable } from './list-table.js';
 
@@ -60,12 +60,12 @@ export interface MemberLifecycle {
  * Diffs the desired members against the mirror through the table: each window of desired members (the lifecycle
  * rules first), then the owned members no desired member claimed, then every live member left over.
  */
-export function diffMembers(table: MemberTable, provided: boolean, ctx: DiffContext, input: MemberDiffInput, lifecycle?: MemberLifecycle): MemberDiff {
+export function diffMembers(table: MemberTable, provided: boolean, ctx: DiffContext, input: MemberDiffInput, lifecycle?: MemberLifecycle, unchanged?: UnchangedRule): MemberDiff {
   const out = newMemberResult(ctx.warnings, table.claims());
   const env: MemberEnv = { ctx, input, index: table.lookups(), removalMode: ctx.opts.memberRemoval, adoptBy: ctx.opts.adopt.members, provided };
   // Source ids the lifecycle holds back (a future hire): not desired yet, for the absent rows as for the present.
   const held = new Set<string>();
-  for (const window of table.windows()) {
+  for (const window of table.windows(unchanged)) {
     env.index = window.index;
     for (const d of window.members) presentRow(d, env, out, held, lifecycle);
   }

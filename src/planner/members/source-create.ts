@@ -12,10 +12,10 @@ import type { Change, DesiredMember, PlanRef, PlanValue } from '../../domain/ind
 import { MEMBER_CREATE_ACCESSORS, memberCreateFields } from '../../domain/index.js';
 import { normEmail, normPhone, normText } from '../normalise.js';
 import { keepInSlot } from '../../shared/hidden-slot.js';
-import { derived, MEMBER, type KeptMember } from './kept-member.js';
+import { derived, MEMBER, packedSourceId, packMember, unpackMember, type CreatedMember, type KeptMember } from './kept-member.js';
 
 /** The POST body of a new member: `display_name`, `third_user_id`, then e-mail, phone, title and department when set. */
-export function sourceCreateFields(d: DesiredMember, department: string | PlanRef | undefined): Record<string, PlanValue> {
+export function sourceCreateFields(d: CreatedMember, department: string | PlanRef | undefined): Record<string, PlanValue> {
   return memberCreateFields(normText(d.display_name), d.source_id, {
     email: d.email ? normEmail(d.email) : undefined,
     phone: d.phone ? normPhone(d.phone) : undefined,
@@ -42,10 +42,10 @@ interface Placed extends KeptMember {
 }
 
 const THIRD_ID = derived<Placed>(function () {
-  return this[MEMBER].source_id;
+  return packedSourceId(this[MEMBER]);
 });
 const FIELDS = derived<Placed>(function () {
-  return sourceCreateFields(this[MEMBER], this[PLACEMENT].department);
+  return sourceCreateFields(unpackMember(this[MEMBER]), this[PLACEMENT].department);
 });
 const PATHS = derived<Placed>(function () {
   return this[PLACEMENT].paths;
@@ -86,7 +86,7 @@ const SourceCreate = function (this: Change & Placed, init: SourceCreateInit) {
   Object.defineProperty(this, 'fields', FIELDS);
   Object.defineProperty(this, 'request', a.request);
   Object.defineProperty(this, 'dependsOn', DEPENDS_ON);
-  keepInSlot(this, MEMBER, init.member);
+  keepInSlot(this, MEMBER, packMember(init.member));
   keepInSlot(this, PLACEMENT, init.placement);
 } as unknown as new (init: SourceCreateInit) => Change;
 SourceCreate.prototype = Object.prototype;

@@ -9,19 +9,19 @@
 import type { Change, DesiredMember, PlanRequest, PlanValue } from '../../domain/index.js';
 import { normText } from '../normalise.js';
 import { keepInSlot } from '../../shared/hidden-slot.js';
-import { derived, MEMBER, type KeptMember as Kept } from './kept-member.js';
+import { derived, MEMBER, packedSourceId, packMember, unpackMember, type KeptMember as Kept } from './kept-member.js';
 
-const createIdOf = (k: Kept): string => `members:create:${k[MEMBER].source_id}`;
+const createIdOf = (k: Kept): string => `members:create:${packedSourceId(k[MEMBER])}`;
 const SUSPENDED_REASON = 'status suspended in the source';
 
 
 /** The change's properties, in suspendNewMember's order (create-member.ts). */
 const PROPERTIES: [string, PropertyDescriptor][] = [
-  ['id', derived<Kept>(function (this: Kept) { return `members:update:${this[MEMBER].source_id}`; })],
+  ['id', derived<Kept>(function (this: Kept) { return `members:update:${packedSourceId(this[MEMBER])}`; })],
   ['entity', derived(() => 'members')],
   ['op', derived(() => 'update')],
-  ['thirdId', derived<Kept>(function (this: Kept) { return this[MEMBER].source_id; })],
-  ['description', derived<Kept>(function (this: Kept) { return `suspend new member "${normText(this[MEMBER].display_name)}"`; })],
+  ['thirdId', derived<Kept>(function (this: Kept) { return packedSourceId(this[MEMBER]); })],
+  ['description', derived<Kept>(function (this: Kept) { return `suspend new member "${normText(unpackMember(this[MEMBER]).display_name)}"`; })],
   ['reason', derived(() => SUSPENDED_REASON)],
   ['fields', derived(suspendedFields)],
   ['request', derived<Kept>(function (this: Kept): PlanRequest { return { method: 'PATCH', path: `/org/members/{ref:${createIdOf(this)}}`, body: suspendedFields() }; })],
@@ -36,7 +36,7 @@ function suspendedFields(): Record<string, PlanValue> {
 /** Builds the change (a constructor: V8 sizes the object at once); its prototype is Object.prototype, a plain object. */
 const SuspendNew = function (this: Kept, member: DesiredMember) {
   for (const [key, descriptor] of PROPERTIES) Object.defineProperty(this, key, descriptor);
-  keepInSlot(this, MEMBER, member);
+  keepInSlot(this, MEMBER, packMember(member));
 } as unknown as new (member: DesiredMember) => Change;
 SuspendNew.prototype = Object.prototype;
 

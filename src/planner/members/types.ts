@@ -31,7 +31,7 @@ export interface MemberDiff {
   staying: Map<string, string[]>;
 }
 
-export type { AccountSet, ContactIndex, Lookup, MemberFinder, MemberIndex, MemberSource, MemberTable, MemberWindow, Membership } from '../../domain/member-table.js';
+export type { AccountSet, ContactIndex, Lookup, MemberFinder, MemberIndex, MemberSource, MemberTable, MemberWindow, Membership, UnchangedRule } from '../../domain/member-table.js';
 
 /** Warning code: a member gone from the sources that looks like this sync's but is not owned (reported, kept). */
 export const NOT_OWNED_ABSENT = 'not_owned_absent';

@@ -61,33 +61,13 @@ const reasonRank = (reason: string): number => {
   return i < 0 ? REASON_ORDER.length : i;
 };
 
-/** True when `c` is a create `strongestByRecord` leaves to the walk in record order (see createsInOrder). */
-const walkedCreate = (c: Change, entity: EntityKind): boolean => c.op === 'create' && c.entity === entity && c.thirdId !== '';
-
-/** The index of the first change at or after `from` that walkedCreate takes (changes.length: none). */
-function nextCreate(changes: readonly Change[], entity: EntityKind, from: number): number {
-  let i = from;
-  while (i < changes.length && !walkedCreate(changes[i]!, entity)) i++;
-  return i;
-}
-
-/**
- * True when the creates of `entity` come in the order of its records, one for each of some of them (an initial load's
- * member creates): each record's create is then found by walking both lists, with no map entry per create.
- */
-function createsInOrder(changes: readonly Change[], entity: EntityKind, records: Iterable<{ source_id: string }>): boolean {
-  let at = nextCreate(changes, entity, 0);
-  for (const r of records) if (at < changes.length && changes[at]!.thirdId === r.source_id) at = nextCreate(changes, entity, at + 1);
-  return at === changes.length;
-}
-
-/** Per entity, the strongest change of each record by third id; creates in record order (`walked`) left out. */
-function strongestByRecord(changes: readonly Change[], walked: Record<EntityKind, boolean>): Record<EntityKind, Map<string, number>> {
-  // Keyed by the third id the change holds already: no key string made per change (a million of them).
+/** Per entity, the strongest change of each record by third id. */
+function strongestByRecord(changes: readonly Change[]): Record<EntityKind, Map<string, number>> {
+  // Keyed by the third id the change holds already: no key string made per change.
   const strongest: Record<EntityKind, Map<string, number>> = { departments: new Map(), positions: new Map(), members: new Map() };
   for (const c of changes) {
     const thirdId = c.thirdId;
-    if (!thirdId || (walked[c.entity] && walkedCreate(c, c.entity))) continue;
+    if (!thirdId || c.entity === 'members') continue;
     const byId = strongest[c.entity];
     const s = STRENGTH[c.op] ?? 1;
     if ((byId.get(thirdId) ?? 0) < s) byId.set(thirdId, s);
@@ -95,44 +75,63 @@ function strongestByRecord(changes: readonly Change[], walked: Record<EntityKind
   return strongest;
 }
 
+/** Adds a left-alone count, one entry per entity, reason and source in the order they are met. */
+type Leave = (entity: EntityKind, reason: string, source: string, count?: number) => void;
+
+/** Counts the departments or positions (thousands: read one by one) as planned, unchanged or left alone. */
+function accountList(entity: 'departments' | 'positions', records: readonly { source_id: string; origin?: { source: string } }[], strength: ReadonlyMap<string, number>, why: ReadonlyMap<string, string>, acc: EntityAccounting, leave: Leave): void {
+  for (const r of records) {
+    acc.total += 1;
+    const s = strength.get(r.source_id);
+    if (s !== undefined) {
+      acc.outcomes[OUTCOME_OF[s]!] += 1;
+      continue;
+    }
+    const k = keyOf(entity, r.source_id);
+    if (why.has(k)) leave(entity, why.get(k)!, r.origin?.source ?? '');
+    else acc.outcomes.unchanged += 1;
+  }
+}
+
+/**
+ * Counts the members (a million: counted where they are staged, by DesiredMembers.tally) as planned, unchanged or
+ * left alone: a member's strongest change names its outcome; else why it is left alone (blocked, withheld, a dated
+ * rule); else its status left, or unchanged.
+ */
+function accountMembers(desired: DesiredState, changes: readonly Change[], why: ReadonlyMap<string, string>, acc: EntityAccounting, leave: Leave): void {
+  function* outcomes(): Generator<readonly [string, string, number]> {
+    for (const c of changes) {
+      if (c.entity !== 'members' || !c.thirdId) continue;
+      const s = STRENGTH[c.op] ?? 1;
+      yield [c.thirdId, OUTCOME_OF[s]!, 10 + s];
+    }
+    const prefix = keyOf('members', '');
+    for (const [k, reason] of why) if (k.startsWith(prefix)) yield [k.slice(prefix.length), reason, 1];
+  }
+  for (const t of desired.members.tally(outcomes())) {
+    acc.total += t.count;
+    if (t.outcome === 'present') acc.outcomes.unchanged += t.count;
+    else if (t.outcome in acc.outcomes) acc.outcomes[t.outcome as RecordOutcome] += t.count;
+    else leave('members', t.outcome === 'left' ? 'status_left' : t.outcome, t.source, t.count);
+  }
+}
+
 /** Counts every source record of `desired` as planned, unchanged or left alone by `plan`. */
 export function accountRecords(plan: Plan, desired: DesiredState): RecordAccounting {
-  const records: Record<EntityKind, Iterable<{ source_id: string; status?: string; origin?: { source: string } }>> = { departments: desired.departments, positions: desired.positions, members: desired.members };
-  const walked = { departments: false, positions: false, members: false };
-  for (const entity of ENTITY_KINDS) walked[entity] = createsInOrder(plan.changes, entity, records[entity]);
-  const strongest = strongestByRecord(plan.changes, walked);
+  const strongest = strongestByRecord(plan.changes);
   const why = leftAloneIndex(plan);
   const out = {} as RecordAccounting;
   const leftAlone = new Map<string, LeftAlone>();
-  const leave = (entity: EntityKind, reason: string, source: string, count = 1) => {
+  const leave: Leave = (entity, reason, source, count = 1) => {
     const k = `${entity}\u0000${reason}\u0000${source}`;
     const entry = leftAlone.get(k);
     if (entry) entry.count += count;
     else leftAlone.set(k, { reason, source, count });
   };
   for (const entity of ENTITY_KINDS) out[entity] = { total: 0, outcomes: { create: 0, adopt: 0, update: 0, remove: 0, unchanged: 0 }, leftAlone: [] };
-  const changes = plan.changes;
   for (const entity of ENTITY_KINDS) {
-    const acc = out[entity];
-    const strength = strongest[entity];
-    let create = walked[entity] ? nextCreate(changes, entity, 0) : changes.length;
-    for (const r of records[entity]) {
-      acc.total += 1;
-      let s = strength.get(r.source_id);
-      // A create is the strongest change a record can have.
-      if (create < changes.length && changes[create]!.thirdId === r.source_id) {
-        s = STRENGTH.create;
-        create = nextCreate(changes, entity, create + 1);
-      }
-      if (s !== undefined) {
-        acc.outcomes[OUTCOME_OF[s]!] += 1;
-        continue;
-      }
-      const k = keyOf(entity, r.source_id);
-      if (why.has(k)) leave(entity, why.get(k)!, r.origin?.source ?? '');
-      else if (r.status === 'left') leave(entity, 'status_left', r.origin?.source ?? '');
-      else acc.outcomes.unchanged += 1;
-    }
+    if (entity === 'members') accountMembers(desired, plan.changes, why, out.members, leave);
+    else accountList(entity, desired[entity], strongest[entity], why, out[entity], leave);
   }
   for (const q of desired.quarantine) {
     out[q.entity].total += 1;

@@ -21,11 +21,14 @@ const SNIFF_BYTES = 1 << 16;
 const CANDIDATES = [',', ';', '\t', '|'];
 
 /**
- * Files of at least `threadMinBytes` are parsed on a worker thread (row-thread.ts): about 40,000 members of a
- * typical export, where the overlap saves more than the thread's start-up (about 35 ms). With one CPU there is
- * nothing to overlap, and every file is parsed on this thread. Tests set it to read small files both ways.
+ * Files of at least `threadMinBytes` are parsed on a worker thread (row-thread.ts): about 150,000 members of a
+ * typical export. The overlap saves time from about 40,000 members on (the thread starts in about 35 ms), but the
+ * thread is a second V8 heap: issue 42 measured it at 16-20 MB of a daily run's peak at 100,000 members (149 MB on
+ * one thread, 165 with the worker) for 0.2 s, so mid-sized files are read on this thread and large ones, where a
+ * read takes seconds, on the worker. With one CPU there is nothing to overlap, and every file is parsed on this
+ * thread. Tests set it to read small files both ways.
  */
-export const csvReading = { threadMinBytes: availableParallelism() > 1 ? 4 << 20 : Number.POSITIVE_INFINITY };
+export const csvReading = { threadMinBytes: availableParallelism() > 1 ? 16 << 20 : Number.POSITIVE_INFINITY };
 
 /**
  * `delimiter: auto`: the candidate (comma, semicolon, tab, pipe) that occurs most often outside quotes in the header
