@@ -9,6 +9,8 @@ import { applyStage } from './pipeline/apply.js';
 import { collectStage } from './pipeline/collect.js';
 import { guardStage } from './pipeline/guard.js';
 import { heapRoomStage } from './pipeline/heap-room.js';
+import { diskRoomStage } from './pipeline/disk-room.js';
+import { stateDbOptionsFrom } from './pipeline/options.js';
 import { planStage } from './pipeline/plan.js';
 import { readSourcesOfRun } from './pipeline/read-sources.js';
 import { recordStage } from './pipeline/record.js';
@@ -33,6 +35,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   await collectStage('sources', desired.members.length + desired.departments.length, deps.logger);
   heapRoomStage(desired, deps.logger);
   const planned = planStage(run, desired);
+  diskRoomStage(planned.plan, stateDbOptionsFrom(deps.config).path, deps.logger);
   const selected = selectStage(run, planned, desired);
   run.lap('planMs');
   await collectStage('plan', planned.plan.changes.length, deps.logger);

@@ -1,10 +1,11 @@
 /**
  * SQLite faults of the state DB told the way an operator can act on them: which file, what holds it, what to do.
- * `database is locked` (another process kept the write lock past the busy timeout) and `database disk image is
- * malformed` / `file is not a database` (a damaged file) become OrgsyncErrors that name the path and the way out.
+ * `database is locked` (another process kept the write lock past the busy timeout), `database or disk is full` and
+ * `database disk image is malformed` / `file is not a database` (a damaged file) become OrgsyncErrors that name the
+ * path and the way out.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync, readlinkSync, statfsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { OrgsyncError } from '../shared/errors.js';
 
 /** SQLite's code of an error (better-sqlite3's SqliteError carries it), or ''. */
@@ -17,6 +18,22 @@ function sqliteCode(err: unknown): string {
 export function isLockedError(err: unknown): boolean {
   const code = sqliteCode(err);
   return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
+}
+
+/** True when `err` is SQLite saying the disk (or the database's size limit) is full. */
+export function isFullError(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return code === 'SQLITE_FULL' || (err as { code?: unknown } | null)?.code === 'ENOSPC';
+}
+
+/** The free space of the filesystem holding `path` (its folder), in MB, or undefined where it cannot be read. */
+export function freeMegabytes(path: string): number | undefined {
+  try {
+    const s = statfsSync(dirname(resolve(path)));
+    return Math.floor((s.bavail * s.bsize) / 1048576);
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when `err` is SQLite saying the file is damaged or not a database. */
@@ -83,6 +100,14 @@ export function stateDbFault(err: unknown, path: string, opts: { doing?: string;
       'STATE_LOCKED',
       `${doing}state DB ${path} is locked, ${who}${waited}; stop that process or raise state.busy_timeout (a damaged file is put back with \`orgsync state restore\`)`,
       { cause: err, details: { holders } },
+    );
+  }
+  if (isFullError(err)) {
+    const free = freeMegabytes(path);
+    return new OrgsyncError(
+      'STATE_FULL',
+      `${doing}state DB ${path}: the disk is full${free !== undefined ? ` (${free} MB free)` : ''}; free space there or grow the volume (the Helm chart's persistence.size; docs/operations.md sizes it per tenant); nothing written is lost: the next run resumes from the state DB as it was committed`,
+      { cause: err, details: free !== undefined ? { free_mb: free } : {} },
     );
   }
   if (isDamagedError(err)) {

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { OrgsyncError } from '../shared/errors.js';
 import { createPrivateFile, ensurePrivateDir, looseModeWarning } from '../shared/private-file.js';
 import type { Logger } from '../shared/logger.js';
-import { stateDbFault } from './db-faults.js';
+import { isFullError, stateDbFault } from './db-faults.js';
 import { migrations as allMigrations, runMigrations, type Migration } from './migrations/index.js';
 
 /** Options of openStateDb. */
@@ -65,8 +65,10 @@ export function openStateDb(path: string, options: OpenStateDbOptions): Database
     }
   } catch (err) {
     db.close();
-    if (err instanceof OrgsyncError) throw err;
-    const fault = stateDbFault(err, path, { doing: 'cannot open the state DB', busyTimeoutMs: options.busyTimeoutMs });
+    // A migration that failed for a full disk is told as the full disk (the migration's own error wraps it).
+    const fullMigration = err instanceof OrgsyncError && isFullError(err.cause);
+    if (err instanceof OrgsyncError && !fullMigration) throw err;
+    const fault = stateDbFault(fullMigration ? (err as OrgsyncError).cause : err, path, { doing: 'cannot open the state DB', busyTimeoutMs: options.busyTimeoutMs });
     if (fault) throw fault;
     throw new OrgsyncError('STATE_ERROR', `${path}: cannot prepare state DB: ${(err as Error).message}`, { cause: err });
   }

@@ -7,7 +7,11 @@
  */
 import Database from 'better-sqlite3';
 import type { DesiredMember, DesiredMembers, MemberStage, MemberTally, SharedContact, SourceMember, StagedMember } from '../domain/desired.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OrgsyncError } from '../shared/errors.js';
 import { STATE_DB_CACHE_KIB } from './db.js';
+import { freeMegabytes, isFullError } from './db-faults.js';
 
 /** Members read a window at a time. */
 export const STAGE_WINDOW = 2_000;
@@ -66,6 +70,30 @@ function fromRow(r: Row): SourceMember {
 }
 
 const staged = (r: Row): StagedMember => ({ seq: r[0], rank: r[1], member: fromRow(r) });
+
+/**
+ * A write of the stage that failed for a full disk, told as SQLite's temporary files' disk (under TMPDIR, not the
+ * state DB's): which folder, how much is free, what to set.
+ */
+function stagingFault(err: unknown): unknown {
+  if (!isFullError(err)) return err;
+  const dir = tmpdir();
+  const free = freeMegabytes(join(dir, 'x'));
+  return new OrgsyncError(
+    'STATE_FULL',
+    `staging the sources' members in SQLite's temporary files under ${dir}: the disk is full${free !== undefined ? ` (${free} MB free)` : ''}; point TMPDIR (or SQLITE_TMPDIR) at a folder with room (about 300 bytes a member; the Helm chart mounts an emptyDir at /tmp) and run again: nothing was written to the platform or the state DB by this read`,
+    { cause: err },
+  );
+}
+
+/** `read` with a full disk told as the stage's (its indexes, sorts and groupings spill to the same temporary files). */
+function guarded<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw stagingFault(err);
+  }
+}
 
 /** A row of STAGED_COLUMNS as a desired member. */
 export const stagedDesired = (r: readonly unknown[]): DesiredMember => desired(r as Row);
@@ -137,7 +165,7 @@ export class SqliteMemberStage implements MemberStage {
   private ready(): Database.Database {
     this.flush();
     if (!this.indexed) {
-      this.db.exec('CREATE INDEX IF NOT EXISTS temp.staged_members_by_id ON staged_members (source_id, rank)');
+      guarded(() => this.db.exec('CREATE INDEX IF NOT EXISTS temp.staged_members_by_id ON staged_members (source_id, rank)'));
       this.indexed = true;
     }
     return this.db;
@@ -145,25 +173,28 @@ export class SqliteMemberStage implements MemberStage {
 
   private flush(): void {
     if (this.pending.length === 0) return;
-    this.writeBatch(this.pending);
+    guarded(() => this.writeBatch(this.pending));
     this.pending.length = 0;
   }
 
   count(): number {
-    return this.ready().prepare('SELECT count(*) FROM staged_members').pluck().get() as number;
+    return guarded(() => this.ready().prepare('SELECT count(*) FROM staged_members').pluck().get() as number);
   }
 
   repeatedInSource(): StagedMember[][] {
-    const rows = this.ready()
-      .prepare(`SELECT ${SELECT} FROM staged_members WHERE (rank, source_id) IN (SELECT rank, source_id FROM staged_members GROUP BY rank, source_id HAVING count(*) > 1) ORDER BY rank, source_id, seq`)
-      .raw()
-      .all() as Row[];
+    const rows = guarded(
+      () =>
+        this.ready()
+          .prepare(`SELECT ${SELECT} FROM staged_members WHERE (rank, source_id) IN (SELECT rank, source_id FROM staged_members GROUP BY rank, source_id HAVING count(*) > 1) ORDER BY rank, source_id, seq`)
+          .raw()
+          .all() as Row[],
+    );
     return groupRows(rows, (r) => `${r[1]}\u0000${r[2]}`);
   }
 
   withIds(ids: ReadonlySet<string>): StagedMember[] {
     if (ids.size === 0) return [];
-    const rows = this.ready().prepare(`SELECT ${SELECT} FROM staged_members WHERE source_id IN (SELECT value FROM json_each(?)) ORDER BY seq`).raw().all(JSON.stringify([...ids])) as Row[];
+    const rows = guarded(() => this.ready().prepare(`SELECT ${SELECT} FROM staged_members WHERE source_id IN (SELECT value FROM json_each(?)) ORDER BY seq`).raw().all(JSON.stringify([...ids])) as Row[]);
     return rows.map(staged);
   }
 
@@ -174,9 +205,9 @@ export class SqliteMemberStage implements MemberStage {
     const rowsOf = db.prepare(`SELECT ${SELECT} FROM staged_members WHERE source_id IN (SELECT value FROM json_each(?)) ORDER BY source_id, seq`).raw();
     let after = '';
     for (;;) {
-      const window = ids.all(after, STAGE_WINDOW) as string[];
+      const window = guarded(() => ids.all(after, STAGE_WINDOW) as string[]);
       if (window.length === 0) return;
-      yield* groupRows(rowsOf.all(JSON.stringify(window)) as Row[], (r) => r[2]);
+      yield* groupRows(guarded(() => rowsOf.all(JSON.stringify(window)) as Row[]), (r) => r[2]);
       after = window[window.length - 1]!;
     }
   }
@@ -185,7 +216,7 @@ export class SqliteMemberStage implements MemberStage {
     const next = this.ready().prepare(`SELECT ${SELECT} FROM staged_members WHERE seq > ? ORDER BY seq LIMIT ?`).raw();
     let after = 0;
     for (;;) {
-      const rows = next.all(after, STAGE_WINDOW) as Row[];
+      const rows = guarded(() => next.all(after, STAGE_WINDOW) as Row[]);
       if (rows.length === 0) return;
       yield rows.map(staged);
       after = rows[rows.length - 1]![0];
@@ -193,7 +224,7 @@ export class SqliteMemberStage implements MemberStage {
   }
 
   unnamed(): StagedMember[] {
-    return (this.ready().prepare(`SELECT ${SELECT} FROM staged_members WHERE display_name = '' ORDER BY seq`).raw().all() as Row[]).map(staged);
+    return guarded(() => this.ready().prepare(`SELECT ${SELECT} FROM staged_members WHERE display_name = '' ORDER BY seq`).raw().all() as Row[]).map(staged);
   }
 
   recordCheckCandidates(departments: ReadonlySet<string> | undefined): StagedMember[] {
@@ -201,7 +232,7 @@ export class SqliteMemberStage implements MemberStage {
     const sql = departments
       ? `SELECT ${SELECT} FROM staged_members WHERE (${noContact}) OR (department_source_id IS NOT NULL AND department_source_id NOT IN (SELECT value FROM json_each(?))) ORDER BY seq`
       : `SELECT ${SELECT} FROM staged_members WHERE ${noContact} ORDER BY seq`;
-    const rows = (departments ? this.ready().prepare(sql).raw().all(JSON.stringify([...departments])) : this.ready().prepare(sql).raw().all()) as Row[];
+    const rows = guarded(() => (departments ? this.ready().prepare(sql).raw().all(JSON.stringify([...departments])) : this.ready().prepare(sql).raw().all()) as Row[]);
     return rows.map(staged);
   }
 
@@ -210,7 +241,7 @@ export class SqliteMemberStage implements MemberStage {
     const out: SharedContact[] = [];
     for (const field of ['email', 'phone'] as const) {
       const live = `${field} IS NOT NULL AND ${field} <> '' AND (status IS NULL OR status <> 'left')`;
-      const rows = db.prepare(`SELECT ${SELECT} FROM staged_members WHERE ${live} AND ${field} IN (SELECT ${field} FROM staged_members WHERE ${live} GROUP BY ${field} HAVING count(*) > 1) ORDER BY ${field}, seq`).raw().all() as Row[];
+      const rows = guarded(() => db.prepare(`SELECT ${SELECT} FROM staged_members WHERE ${live} AND ${field} IN (SELECT ${field} FROM staged_members WHERE ${live} GROUP BY ${field} HAVING count(*) > 1) ORDER BY ${field}, seq`).raw().all() as Row[]);
       const at = field === 'email' ? 4 : 5;
       for (const members of groupRows(rows, (r) => r[at] as string)) out.push({ field, value: members[0]!.member[field]!, members });
     }
@@ -220,13 +251,15 @@ export class SqliteMemberStage implements MemberStage {
   drop(seqs: readonly number[]): void {
     if (seqs.length === 0) return;
     const del = this.ready().prepare('DELETE FROM staged_members WHERE seq IN (SELECT value FROM json_each(?))');
-    for (let i = 0; i < seqs.length; i += 10_000) del.run(JSON.stringify(seqs.slice(i, i + 10_000)));
+    for (let i = 0; i < seqs.length; i += 10_000) guarded(() => del.run(JSON.stringify(seqs.slice(i, i + 10_000))));
   }
 
   replace(seq: number, member: SourceMember): void {
-    this.ready()
-      .prepare(`UPDATE staged_members SET ${COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`)
-      .run([...toRow(member), seq]);
+    guarded(() =>
+      this.ready()
+        .prepare(`UPDATE staged_members SET ${COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`)
+        .run([...toRow(member), seq]),
+    );
   }
 
   members(): StagedMembers {
@@ -250,6 +283,10 @@ export class StagedMembers implements DesiredMembers {
   }
 
   tally(outcomes: Iterable<readonly [string, string, number]>): MemberTally[] {
+    return guarded(() => this.tallyOutcomes(outcomes));
+  }
+
+  private tallyOutcomes(outcomes: Iterable<readonly [string, string, number]>): MemberTally[] {
     const db = this.db;
     db.exec('CREATE TEMP TABLE IF NOT EXISTS tally_outcomes (source_id TEXT PRIMARY KEY, outcome TEXT NOT NULL, rank INTEGER NOT NULL) WITHOUT ROWID; DELETE FROM tally_outcomes;');
     const put = db.prepare('INSERT INTO tally_outcomes (source_id, outcome, rank) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET outcome = excluded.outcome, rank = excluded.rank WHERE excluded.rank > rank');
@@ -279,7 +316,7 @@ export class StagedMembers implements DesiredMembers {
   *bySourceId(): Generator<DesiredMember> {
     let after = '';
     for (;;) {
-      const rows = this.nextById.all(after, STAGE_WINDOW) as Row[];
+      const rows = guarded(() => this.nextById.all(after, STAGE_WINDOW) as Row[]);
       for (const r of rows) yield desired(r);
       if (rows.length < STAGE_WINDOW) return;
       after = rows[rows.length - 1]![2];
@@ -287,7 +324,7 @@ export class StagedMembers implements DesiredMembers {
   }
 
   get(sourceId: string): DesiredMember | undefined {
-    const r = this.byId.get(sourceId) as Row | undefined;
+    const r = guarded(() => this.byId.get(sourceId) as Row | undefined);
     return r === undefined ? undefined : desired(r);
   }
 
@@ -295,7 +332,7 @@ export class StagedMembers implements DesiredMembers {
   *windows(size = STAGE_WINDOW): Generator<DesiredMember[]> {
     let after = 0;
     for (;;) {
-      const rows = this.next.all(after, size) as Row[];
+      const rows = guarded(() => this.next.all(after, size) as Row[]);
       if (rows.length === 0) return;
       yield rows.map(desired);
       after = rows[rows.length - 1]![0];

@@ -34,7 +34,7 @@ export function writeFaultConfig(
   api_key: ${TEST_KEYS.acmeRw}
   requests_per_second: 2000${block(opts.platform)}
 state:
-  path: ./state.db${block(opts.state)}
+  path: ${opts.state?.path ?? './state.db'}${block(Object.fromEntries(Object.entries(opts.state ?? {}).filter(([k]) => k !== 'path')))}
 sync:
   id: hr-sync
   delete_threshold: { max_count: 500, max_percent: 100 }
