@@ -1,11 +1,8 @@
 #!/usr/bin/env node
 // The orgsync command (bundled into dist/cli.js by tools/bundle.mjs). Exit codes: see README "Exit codes".
-import { keepWasmOnBaselineCompiler } from './app/wasm-compiler.js';
 import { main } from './cli/main.js';
 import { isClosedPipe, outputUnwritable } from './cli/output-watch.js';
 import { SIGNAL_EXIT } from './shared/errors.js';
-
-keepWasmOnBaselineCompiler();
 
 // A write error of stdout or stderr is handled by main while a command runs (src/cli/output-watch.ts). One that
 // surfaces after main returned (the last chunk of `orgsync config schema | head -1`) must not end in Node's unhandled

@@ -3,9 +3,10 @@
  * DB that holds them (the mirror's copy of their platform record, record history, run summaries, pending approvals,
  * the phone cache, ownership's pending contacts and the adoption log); only the ids correctness needs stay. The
  * account is listed in `forgotten_members`, so a later refresh stores its personal fields blank. The freed bytes are
- * zeroed (secure_delete), the file rewritten (VACUUM, in memory) and the WAL truncated.
+ * zeroed (secure_delete), the file rewritten (VACUUM) and the WAL truncated.
  */
 import { readStoredFields } from './history-fields.js';
+import { insertHistoryBatch } from './history-batches.js';
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Migration } from './migrations/types.js';
@@ -150,10 +151,8 @@ function forgetInHistory(db: Database.Database, target: ForgetTarget, now: numbe
   const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
   if (where === '') return 0; // an e-mail no record carries any more: nothing to enter the forget under
   const n = db.prepare(`UPDATE record_history SET description = '${FORGOTTEN}', fields = '{}', message = NULL WHERE entity = 'members' AND (${where})`).run(s.concat(p)).changes;
-  db.prepare(
-    `INSERT INTO record_history (at, entity, source_id, platform_id, run_id, trigger, op, description, fields, result, message, approval_digest)
-     VALUES (?, 'members', ?, ?, ?, 'forget', 'forget', 'personal data forgotten', '{}', 'forgotten', NULL, NULL)`,
-  ).run(now, s[0] ?? '', p[0] ?? null, randomUUID());
+  const entry = { entity: 'members', source_id: s[0] ?? '', platform_id: p[0] ?? null, op: 'forget', description: 'personal data forgotten', fields: '{}', result: 'forgotten', message: null };
+  insertHistoryBatch(db, { at: now, runId: randomUUID(), trigger: 'forget' }, [entry]);
   return n;
 }
 
@@ -179,8 +178,8 @@ function dropSourceSnapshotsHolding(db: Database.Database, values: readonly stri
  */
 export function forgetPerson(db: Database.Database, target: ForgetTarget, now: number): ForgetReport {
   db.pragma('secure_delete = ON');
-  // VACUUM builds the new file in memory: a temporary file would be one more copy of the data on disk.
-  db.pragma('temp_store = MEMORY');
+  // VACUUM builds the new file in SQLite's temporary files (TMPDIR), not in memory: at a million members that is a
+  // gigabyte, more than the chart's memory limit (issue 42). The person's data is gone from it before it is built.
   const at = new Date(now).toISOString();
   const run = db.transaction(() => {
     const values = personalValues(db, target);

@@ -2,6 +2,7 @@
  * Per-record history (issue 22): every write orgsync makes, kept in the state DB for `state.history_days`.
  * `orgsync history`, `orgsync explain` and the runs read it; contact values are stored masked, never in clear.
  */
+import { insertHistoryBatch } from './history-batches.js';
 import { readStoredFields, storedFields, type FieldChange } from './history-fields.js';
 import type Database from 'better-sqlite3';
 import type { Change, EntityKind, PlanValue } from '../domain/index.js';
@@ -96,60 +97,44 @@ export interface HistoryKeys {
   platformIds: readonly string[];
 }
 
+/** The columns of an entry read back with its batch's. */
+const ENTRY_COLUMNS = 'h.seq, b.at, h.entity, h.source_id, h.platform_id, b.run_id, b.trigger, h.op, h.description, h.fields, h.result, h.message, b.approval_digest';
+
 /** The record history table. */
 export class RecordHistory {
-  private readonly insertStmt: Database.Statement;
-  private readonly pruneStmt: Database.Statement;
-
-  constructor(private readonly db: Database.Database) {
-    this.insertStmt = db.prepare(
-      `INSERT INTO record_history (at, entity, source_id, platform_id, run_id, trigger, op, description, fields, result, message, approval_digest)
-       VALUES (@at, @entity, @source_id, @platform_id, @run_id, @trigger, @op, @description, @fields, @result, @message, @approval_digest)`,
-    );
-    this.pruneStmt = db.prepare('DELETE FROM record_history WHERE at < ?');
-  }
+  constructor(private readonly db: Database.Database) {}
 
   /** Records the writes among `results` of run `runId` (one transaction). */
   recordResults(results: readonly WriteResult[], run: { runId: string; trigger: string; at: number; approvalDigest?: string }): number {
     const rows = results.filter((r) => RECORDED_STATUSES.includes(r.status) && (r.change.request !== undefined || r.status === 'adopted'));
     if (rows.length === 0) return 0;
-    this.db.transaction(() => {
-      for (const r of rows) {
-        this.insertStmt.run({
-          at: run.at,
-          entity: r.change.entity,
-          source_id: r.change.thirdId,
-          platform_id: r.platformId ?? r.change.platformId ?? null,
-          run_id: run.runId,
-          trigger: run.trigger,
-          op: r.change.op,
-          description: maskContactsIn(redact(r.change.description)),
-          fields: storedFields(fieldChanges(r)),
-          result: r.status,
-          message: r.message === undefined ? null : maskContactsIn(redact(r.message)),
-          approval_digest: run.approvalDigest ?? null,
-        });
-      }
-    })();
+    const entries = rows.map((r) => ({
+      entity: r.change.entity,
+      source_id: r.change.thirdId,
+      platform_id: r.platformId ?? r.change.platformId ?? null,
+      op: r.change.op,
+      description: maskContactsIn(redact(r.change.description)),
+      fields: storedFields(fieldChanges(r)),
+      result: r.status,
+      message: r.message === undefined ? null : maskContactsIn(redact(r.message)),
+    }));
+    this.db.transaction(() => insertHistoryBatch(this.db, run, entries))();
     return rows.length;
   }
 
   /** Records one write made outside a plan (`orgsync adopt`, `orgsync release`); descriptions are masked. */
   recordEntry(e: Omit<RecordHistoryEntry, 'at' | 'approvalDigest'> & { at: number }): void {
-    this.insertStmt.run({
-      at: e.at,
+    const entry = {
       entity: e.entity,
       source_id: e.sourceId,
       platform_id: e.platformId,
-      run_id: e.runId,
-      trigger: e.trigger,
       op: e.op,
       description: maskContactsIn(redact(e.description)),
       fields: storedFields(e.fields),
       result: e.result,
       message: e.message === null ? null : maskContactsIn(redact(e.message)),
-      approval_digest: null,
-    });
+    };
+    this.db.transaction(() => insertHistoryBatch(this.db, { at: e.at, runId: e.runId, trigger: e.trigger }, [entry]))();
   }
 
   /** Entries of a record, newest first; `since` (ms epoch) keeps only later ones; `limit` caps the count. */
@@ -157,27 +142,31 @@ export class RecordHistory {
     const conds: string[] = [];
     const params: unknown[] = [];
     if (keys.sourceIds.length > 0) {
-      conds.push(`source_id IN (${keys.sourceIds.map(() => '?').join(', ')})`);
+      conds.push(`h.source_id IN (${keys.sourceIds.map(() => '?').join(', ')})`);
       for (const id of keys.sourceIds) params.push(id);
     }
     if (keys.platformIds.length > 0) {
-      conds.push(`platform_id IN (${keys.platformIds.map(() => '?').join(', ')})`);
+      conds.push(`h.platform_id IN (${keys.platformIds.map(() => '?').join(', ')})`);
       for (const id of keys.platformIds) params.push(id);
     }
     if (conds.length === 0) return [];
-    let sql = `SELECT * FROM record_history WHERE (${conds.join(' OR ')})`;
+    let sql = `SELECT ${ENTRY_COLUMNS} FROM record_history h JOIN history_batches b ON b.id = h.batch WHERE (${conds.join(' OR ')})`;
     if (options.since !== undefined) {
-      sql += ' AND at >= ?';
+      sql += ' AND b.at >= ?';
       params.push(options.since);
     }
-    sql += ' ORDER BY at DESC, seq DESC';
+    sql += ' ORDER BY b.at DESC, h.seq DESC';
     if (options.limit !== undefined) sql += ` LIMIT ${Math.max(0, Math.floor(options.limit))}`;
     return (this.db.prepare(sql).all(params) as Row[]).map(toEntry);
   }
 
   /** Deletes entries older than `before` (ms epoch); returns how many. */
   prune(before: number): number {
-    return this.pruneStmt.run(before).changes;
+    return this.db.transaction(() => {
+      const n = this.db.prepare('DELETE FROM record_history WHERE batch IN (SELECT id FROM history_batches WHERE at < ?)').run(before).changes;
+      this.db.prepare('DELETE FROM history_batches WHERE at < ?').run(before);
+      return n;
+    })();
   }
 
   /** Number of rows (tests, benchmarks). */

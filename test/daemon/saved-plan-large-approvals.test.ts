@@ -18,6 +18,7 @@ import { openStateDb } from '../../src/mirror/db.js';
 import { forgetPerson } from '../../src/mirror/forget.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import { OwnershipStore } from '../../src/mirror/ownership.js';
+import { insertHistoryBatch } from '../../src/mirror/history-batches.js';
 import { TrustStateStore } from '../../src/mirror/trust-state.js';
 import { planToJson } from '../../src/planner/render.js';
 import { JSON_CHUNK_SIZE } from '../../src/shared/json-chunks.js';
@@ -118,10 +119,9 @@ describe(`an approval of ${MEMBERS.toLocaleString('en-US')} changes, stored in c
     const plan = planOf(Array.from({ length: MEMBERS }, (_, i) => memberCreate(i)), SYNC);
     const { digest } = createRunApprovals(parts()).onRefusal(refused(plan, 'run-1'));
     expect(chunkRows(digest).join('')).toContain('"p7@acme.test"');
-    db.prepare(
-      `INSERT INTO record_history (at, entity, source_id, platform_id, run_id, trigger, op, description, fields, result, message, approval_digest)
-       VALUES (1, 'members', ?, NULL, 'run-0', 'sync', 'create', 'create member', ?, 'applied', NULL, NULL)`,
-    ).run(memberSourceId(7), JSON.stringify({ email: { new: 'p7@acme.test' } }));
+    insertHistoryBatch(db, { at: 1, runId: 'run-0', trigger: 'sync' }, [
+      { entity: 'members', source_id: memberSourceId(7), platform_id: null, op: 'create', description: 'create member', fields: JSON.stringify({ email: { new: 'p7@acme.test' } }), result: 'applied', message: null },
+    ]);
     const report = forgetPerson(db, { sourceIds: [memberSourceId(7)], platformIds: [] }, Date.UTC(2026, 10, 27, 13));
     expect(report.approvalsWithdrawn).toEqual([digest]);
     const after = chunkRows(digest).join('');

@@ -19,6 +19,7 @@ import { migration060 } from '../forget.js';
 import { migration065 } from './065-approval-plan-chunks.js';
 import { migration070 } from '../source-snapshot.js';
 import { migration080 } from './080-compact-mirror.js';
+import { migration081 } from './081-history-batches.js';
 
 export type { Migration } from './types.js';
 export { runMigrations } from './runner.js';
@@ -40,4 +41,5 @@ export const migrations: readonly Migration[] = [
   migration065,
   migration070,
   migration080,
+  migration081,
 ];
