@@ -152,7 +152,7 @@ async function readAndPlan(run: RunContext, deps: SavedPlanDeps, file: string, c
   run.lap('sourcesMs');
   refuseStale(file, saved, { sourceHash: sourceSnapshotHash(desired) });
   await collectStage('sources', desired.members.length + desired.departments.length, deps.logger);
-  heapRoomStage(desired, deps.logger);
+  heapRoomStage(desired, deps.ownership.ownedCount(), deps.logger);
   deps.logger.info({ file, changes: checked.changeCount, created_at: saved.created_at }, 'applying a saved plan');
   // The trust state advances as in a sync run (missing-since counters, source counts, scope): the plan of this run
   // is made for its trust observation, and its changes stand in for the saved ones they equal; the saved plan is

@@ -33,7 +33,7 @@ export async function runOnce(deps: RunOnceDeps, options: RunOnceOptions): Promi
   const { desired, reads } = await readSourcesOfRun(run);
   run.lap('sourcesMs');
   await collectStage('sources', desired.members.length + desired.departments.length, deps.logger);
-  heapRoomStage(desired, deps.logger);
+  heapRoomStage(desired, deps.ownership.ownedCount(), deps.logger);
   const planned = planStage(run, desired);
   diskRoomStage(planned.plan, stateDbOptionsFrom(deps.config).path, deps.logger);
   const selected = selectStage(run, planned, desired);

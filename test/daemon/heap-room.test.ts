@@ -44,7 +44,7 @@ describe('heapShortfall', () => {
 describe('heapRoomStage', () => {
   it('warns once, with the figures as fields and a message naming the setting', () => {
     const { logger, lines } = noting();
-    heapRoomStage(desiredOf(1_000_000), logger, { heap: 332 * MiB, memory: 640 * MiB });
+    heapRoomStage(desiredOf(1_000_000), 0, logger, { heap: 332 * MiB, memory: 640 * MiB });
     expect(lines).toEqual([{ level: 'warn', fields: { records, heap_limit_mb: 332, needed_mb: 386, memory_mb: 640, suggested_max_old_space_size: 480 }, msg: HEAP_ROOM_MESSAGE }]);
     expect(HEAP_ROOM_MESSAGE).toBe(
       'the heap limit is below what this run needs, so it may stop with "JavaScript heap out of memory": Node sets the limit to half the memory the process may use (in a container, half its memory limit); set NODE_OPTIONS=--max-old-space-size=<suggested_max_old_space_size> (the chart\'s nodeHeapPercent does), and raise the memory limit too if that is below needed_mb',
@@ -53,8 +53,17 @@ describe('heapRoomStage', () => {
 
   it('says nothing when the heap has room (this process: its own limits)', () => {
     const { logger, lines } = noting();
-    heapRoomStage(desiredOf(1_000_000), logger, { heap: 480 * MiB, memory: 640 * MiB });
-    heapRoomStage(desiredOf(1_000), logger);
+    heapRoomStage(desiredOf(1_000_000), 0, logger, { heap: 480 * MiB, memory: 640 * MiB });
+    heapRoomStage(desiredOf(1_000), 0, logger);
     expect(lines).toEqual([]);
+  });
+
+  it('counts the members it does not own yet: a daily run of a million owned members under 332 MB says nothing, one with 900,000 new warns for them (issue 42)', () => {
+    const { logger, lines } = noting();
+    heapRoomStage(desiredOf(1_000_000), 1_000_000, logger, { heap: 332 * MiB, memory: 640 * MiB });
+    heapRoomStage(desiredOf(1_000_000), 990_000, logger, { heap: 332 * MiB, memory: 640 * MiB });
+    expect(lines).toEqual([]);
+    heapRoomStage(desiredOf(1_000_000), 100_000, logger, { heap: 280 * MiB, memory: 640 * MiB });
+    expect(lines.map((l) => (l.fields as { records: number }).records)).toEqual([905_500]);
   });
 });

@@ -3,6 +3,10 @@
  * run. Node sets that limit from the memory the process may use, in a container half its memory limit (332 MB at
  * 640Mi), and a plan of a million members there stopped with V8's fatal "JavaScript heap out of memory", which names
  * no setting. This warning comes before it and names the one to change.
+ *
+ * Issue 42: the members are staged in SQLite and planned a window at a time, so the heap holds the plan, not the
+ * tenant: what counts is the records the run may create (departments, positions, and the members it does not own
+ * yet), not every record it read. A daily run of a million members it owns needs no more than one of a thousand.
  */
 import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
@@ -48,9 +52,13 @@ function memoryOfProcess(): number {
   return constrained > 0 ? Math.min(constrained, totalmem()) : totalmem();
 }
 
-/** Warns when the heap limit looks too small for the records of `desired`. */
-export function heapRoomStage(desired: Pick<DesiredState, 'departments' | 'positions' | 'members'>, logger: Logger, limits = { heap: getHeapStatistics().heap_size_limit, memory: memoryOfProcess() }): void {
-  const records = desired.departments.length + desired.positions.length + desired.members.length;
+/**
+ * Warns when the heap limit looks too small for what `desired` may plan: its departments and positions, and as many
+ * members as it has beyond the `owned` ones (the creates of a first import; a member owned costs the plan nothing
+ * unless it changed).
+ */
+export function heapRoomStage(desired: Pick<DesiredState, 'departments' | 'positions' | 'members'>, owned: number, logger: Logger, limits = { heap: getHeapStatistics().heap_size_limit, memory: memoryOfProcess() }): void {
+  const records = desired.departments.length + desired.positions.length + Math.max(0, desired.members.length - owned);
   const shortfall = heapShortfall(records, limits.heap, limits.memory);
   if (shortfall) logger.warn(shortfall, HEAP_ROOM_MESSAGE);
 }
