@@ -14,7 +14,7 @@ import { STATE_DB_CACHE_KIB } from './db.js';
 import { freeMegabytes, isFullError } from './db-faults.js';
 
 /** Members read a window at a time. */
-export const STAGE_WINDOW = 2_000;
+export const STAGE_WINDOW = 500;
 /** Members written in one transaction while sources are read. */
 const WRITE_BATCH = 200;
 
