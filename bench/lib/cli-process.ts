@@ -38,7 +38,10 @@ export async function runMeasuredCli(dir: string, name: string, args: readonly s
     const wrapper = process.env.BENCH_CLI_WRAPPER?.split(' ').filter((w) => w !== '') ?? [];
     // BENCH_NODE_ARGS: node's own flags for the CLI (--trace-gc, --cpu-prof; NODE_OPTIONS refuses some of them).
     const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter((w) => w !== '') ?? [];
-    const argv = [...wrapper, process.execPath, ...nodeArgs, '--require', probe, CLI, ...args];
+    // BENCH_NODE: another node binary for the CLI (a runtime the bench itself does not run on; BENCH_CLI's
+    // node_modules must be built for it).
+    const node = process.env.BENCH_NODE ?? process.execPath;
+    const argv = [...wrapper, node, ...nodeArgs, '--require', probe, CLI, ...args];
     const child = spawn(argv[0]!, argv.slice(1), { cwd: dir, env: { ...process.env, ...env, ORGSYNC_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', fd, 'pipe'] });
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     child.once('exit', resolve);

@@ -54,8 +54,14 @@ export function openStateSnapshot(path: string, options: SnapshotOptions): State
     return { db, holder: undefined, close: () => db.close() };
   }
   const dir = mkdtempSync(join(tmpdir(), 'orgsync-snapshot-'));
-  const remove = (): void => rmSync(dir, { recursive: true, force: true });
-  process.once('exit', remove);
+  // Removed at exit should the caller never close it; closing removes the listener too, or a daemon that reads a
+  // snapshot per request would add one per read (Node warns at 11).
+  const removeAtExit = (): void => rmSync(dir, { recursive: true, force: true });
+  const remove = (): void => {
+    process.removeListener('exit', removeAtExit);
+    removeAtExit();
+  };
+  process.once('exit', removeAtExit);
   const copy = join(dir, 'state.db');
   try {
     copyStateDb(path, copy, options.busyTimeoutMs);
