@@ -6,7 +6,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/mirror/db.js';
 import { openStateSnapshot } from '../../src/mirror/snapshot.js';
 import { TEST_BUSY_TIMEOUT_MS } from '../helpers/state-db.js';
@@ -15,6 +15,16 @@ import { tempDir } from '../helpers/temp.js';
 const snapshotDirs = (): string[] => readdirSync(tmpdir()).filter((n) => n.startsWith('orgsync-snapshot-'));
 
 describe('state DB snapshots', () => {
+  // A TMPDIR of this file's own: the suite's is shared with files that run read-only commands at the same time.
+  const suiteTmp = process.env.TMPDIR;
+  beforeEach(() => {
+    process.env.TMPDIR = tempDir();
+  });
+  afterEach(() => {
+    if (suiteTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = suiteTmp;
+  });
+
   it('twenty snapshots opened and closed leave no exit listener and no copy behind', () => {
     const path = join(tempDir(), 'state.db');
     openStateDb(path, { busyTimeoutMs: TEST_BUSY_TIMEOUT_MS }).close();
