@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { steadyWallClock, systemClock } from '../shared/clock.js';
 import { OrgsyncError } from '../shared/errors.js';
+import { isFullError } from './db-faults.js';
 import type { Migration } from './migrations/types.js';
 
 /** Migration 020: the lease lock that keeps two orgsync processes off one state DB. */
@@ -214,11 +215,19 @@ export class MirrorLease {
     this.timer = undefined;
   }
 
-  /** Gives the lease up (only if this process holds it). */
+  /**
+   * Gives the lease up (only if this process holds it). On a full disk the row cannot be deleted, and need not be: a
+   * later process on this host takes the lease of a dead holder, any other once it expires. The run's own stop
+   * (STATE_FULL) is what the operator reads, not this.
+   */
   release(): void {
     this.stopHeartbeat();
     if (!this.db.open) return;
-    this.db.prepare('DELETE FROM lease WHERE name = ? AND holder = ? AND generation = ?').run(this.name, this.holder, this.generation);
+    try {
+      this.db.prepare('DELETE FROM lease WHERE name = ? AND holder = ? AND generation = ?').run(this.name, this.holder, this.generation);
+    } catch (err) {
+      if (!isFullError(err)) throw err;
+    }
     this.held = false;
   }
 }
