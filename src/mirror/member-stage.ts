@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { OrgsyncError } from '../shared/errors.js';
 import { STATE_DB_CACHE_KIB } from './db.js';
 import { freeMegabytes, isFullError } from './db-faults.js';
+import { keysetPages } from './keyset.js';
 
 /** Members read a window at a time. */
 export const STAGE_WINDOW = 500;
@@ -70,6 +71,10 @@ function fromRow(r: Row): SourceMember {
 }
 
 const staged = (r: Row): StagedMember => ({ seq: r[0], rank: r[1], member: fromRow(r) });
+
+/** The stage's rows in staging order, `size` at a time (`next` takes the last seq read and a limit). */
+const seqWindows = (next: Database.Statement, size: number): Generator<Row[]> =>
+  keysetPages((after: number, limit) => guarded(() => next.all(after, limit) as Row[]), (r) => r[0], 0, size);
 
 /**
  * A write of the stage that failed for a full disk, told as SQLite's temporary files' disk (under TMPDIR, not the
@@ -203,24 +208,12 @@ export class SqliteMemberStage implements MemberStage {
     const db = this.ready();
     const ids = db.prepare('SELECT source_id FROM staged_members WHERE source_id > ? GROUP BY source_id HAVING count(*) > 1 ORDER BY source_id LIMIT ?').pluck();
     const rowsOf = db.prepare(`SELECT ${SELECT} FROM staged_members WHERE source_id IN (SELECT value FROM json_each(?)) ORDER BY source_id, seq`).raw();
-    let after = '';
-    for (;;) {
-      const window = guarded(() => ids.all(after, STAGE_WINDOW) as string[]);
-      if (window.length === 0) return;
-      yield* groupRows(guarded(() => rowsOf.all(JSON.stringify(window)) as Row[]), (r) => r[2]);
-      after = window[window.length - 1]!;
-    }
+    const windows = keysetPages((after: string, limit) => guarded(() => ids.all(after, limit) as string[]), (id) => id, '', STAGE_WINDOW);
+    for (const window of windows) yield* groupRows(guarded(() => rowsOf.all(JSON.stringify(window)) as Row[]), (r) => r[2]);
   }
 
   *windows(): Generator<StagedMember[]> {
-    const next = this.ready().prepare(`SELECT ${SELECT} FROM staged_members WHERE seq > ? ORDER BY seq LIMIT ?`).raw();
-    let after = 0;
-    for (;;) {
-      const rows = guarded(() => next.all(after, STAGE_WINDOW) as Row[]);
-      if (rows.length === 0) return;
-      yield rows.map(staged);
-      after = rows[rows.length - 1]![0];
-    }
+    for (const rows of seqWindows(this.ready().prepare(`SELECT ${SELECT} FROM staged_members WHERE seq > ? ORDER BY seq LIMIT ?`).raw(), STAGE_WINDOW)) yield rows.map(staged);
   }
 
   unnamed(): StagedMember[] {
@@ -314,13 +307,8 @@ export class StagedMembers implements DesiredMembers {
 
   /** The members in source id order, a window at a time. */
   *bySourceId(): Generator<DesiredMember> {
-    let after = '';
-    for (;;) {
-      const rows = guarded(() => this.nextById.all(after, STAGE_WINDOW) as Row[]);
-      for (const r of rows) yield desired(r);
-      if (rows.length < STAGE_WINDOW) return;
-      after = rows[rows.length - 1]![2];
-    }
+    const windows = keysetPages((after: string, limit) => guarded(() => this.nextById.all(after, limit) as Row[]), (r) => r[2], '', STAGE_WINDOW);
+    for (const rows of windows) for (const r of rows) yield desired(r);
   }
 
   get(sourceId: string): DesiredMember | undefined {
@@ -330,13 +318,7 @@ export class StagedMembers implements DesiredMembers {
 
   /** The members in staging order, a window at a time. */
   *windows(size = STAGE_WINDOW): Generator<DesiredMember[]> {
-    let after = 0;
-    for (;;) {
-      const rows = guarded(() => this.next.all(after, size) as Row[]);
-      if (rows.length === 0) return;
-      yield rows.map(desired);
-      after = rows[rows.length - 1]![0];
-    }
+    for (const rows of seqWindows(this.next, size)) yield rows.map(desired);
   }
 
   *[Symbol.iterator](): Generator<DesiredMember> {

@@ -11,6 +11,7 @@ import type { PlatformMember } from '../domain/entities.js';
 import type { AccountSet, ContactIndex, Lookup, MemberFinder, MemberIndex, MemberSource, MemberTable, MemberWindow, Membership, UnchangedRule } from '../domain/member-table.js';
 import { normEmail, normPhone } from '../domain/normalise.js';
 import { fromRow, SPECS } from './mirror.js';
+import { keysetPages } from './keyset.js';
 import { openMemberStage, STAGED_COLUMNS, stagedDesired, StagedMembers, STAGE_WINDOW } from './member-stage.js';
 
 const M = SPECS.members;
@@ -93,13 +94,9 @@ class StateMemberTable implements MemberTable {
     const contacted = new Set<string>();
     for (const lookup of [contacts.byEmail, contacts.byPhone]) for (const m of (lookup as ReadonlyMap<string, PlatformMember>).values()) contacted.add(m.account_id);
     fillRule(this.db, rule, contacted);
-    let after = 0;
-    for (;;) {
-      const rows = this.q.changed.all({ sync: this.syncId, root: rule.tenantRootId, after, limit: STAGE_WINDOW }) as unknown[][];
-      if (rows.length === 0) return;
-      yield rows.map(stagedDesired);
-      after = rows[rows.length - 1]![0] as number;
-    }
+    const args = { sync: this.syncId, root: rule.tenantRootId };
+    const windows = keysetPages((after: number, limit) => this.q.changed.all({ ...args, after, limit }) as unknown[][], (r) => r[0] as number, 0, STAGE_WINDOW);
+    for (const rows of windows) yield rows.map(stagedDesired);
   }
 
   /** What the keys of one window match: live members by third id and by owned account, and their ownership. */
@@ -157,13 +154,7 @@ class StateMemberTable implements MemberTable {
 
   /** Every live member in account order, a window at a time. */
   private *liveMembers(): Generator<PlatformMember> {
-    let after = '';
-    for (;;) {
-      const rows = this.q.liveAfter.all(after, STAGE_WINDOW) as unknown[][];
-      for (const row of rows) yield member(row);
-      if (rows.length < STAGE_WINDOW) return;
-      after = rows[rows.length - 1]![0] as string;
-    }
+    for (const rows of liveWindows(this.q.liveAfter)) for (const row of rows) yield member(row);
   }
 
   lookups(): MemberIndex {
@@ -183,26 +174,16 @@ class StateMemberTable implements MemberTable {
   *ownedAbsent(held: ReadonlySet<string>): Generator<readonly [string, string]> {
     this.claimsTable.flush();
     const heldIds = json(held);
-    let after = '';
-    for (;;) {
-      const rows = this.q.ownedAbsent.all(this.syncId, after, heldIds, STAGE_WINDOW) as [string, string][];
-      yield* rows;
-      if (rows.length < STAGE_WINDOW) return;
-      after = rows[rows.length - 1]![0];
-    }
+    const windows = keysetPages((after: string, limit) => this.q.ownedAbsent.all(this.syncId, after, heldIds, limit) as [string, string][], (r) => r[0], '', STAGE_WINDOW);
+    for (const rows of windows) yield* rows;
   }
 
   /** Live members not handled that an absent row could take: not owned and not desired, or in a department being removed. */
   *leftovers(removing: ReadonlySet<string>, held: ReadonlySet<string>): Generator<PlatformMember> {
     this.claimsTable.flush();
     const args = { sync: this.syncId, held: json(held), removing: json(removing) };
-    let after = '';
-    for (;;) {
-      const rows = this.q.leftovers.all({ ...args, after, limit: STAGE_WINDOW }) as unknown[][];
-      for (const r of rows) yield member(r);
-      if (rows.length < STAGE_WINDOW) return;
-      after = rows[rows.length - 1]![0] as string;
-    }
+    const windows = keysetPages((after: string, limit) => this.q.leftovers.all({ ...args, after, limit }) as unknown[][], (r) => r[0] as string, '', STAGE_WINDOW);
+    for (const rows of windows) for (const r of rows) yield member(r);
   }
 
   ownedCount(): number {
@@ -211,6 +192,9 @@ class StateMemberTable implements MemberTable {
 }
 
 const row = (r: unknown): PlatformMember | undefined => (r === undefined ? undefined : member(r as unknown[]));
+
+/** Live members' rows in account order, a window at a time (`after` takes the last account id read and a limit). */
+const liveWindows = (after: Database.Statement): Generator<unknown[][]> => keysetPages((last: string, limit) => after.all(last, limit) as unknown[][], (r) => r[0] as string, '', STAGE_WINDOW);
 
 /** The rule's sets as the connection's temporary tables, for the query of the changed members. */
 function fillRule(db: Database.Database, rule: UnchangedRule, contacted: ReadonlySet<string>): void {
@@ -311,16 +295,13 @@ export function stateFinder(db: Database.Database, syncId: string): MemberFinder
   return {
     liveByEmail(email) {
       const out: PlatformMember[] = [];
-      let last = '';
-      for (;;) {
-        const rows = after.all(last, STAGE_WINDOW) as unknown[][];
+      for (const rows of liveWindows(after)) {
         for (const r of rows) {
           const m = member(r);
           if (m.email !== '' && normEmail(m.email) === email) out.push(m);
         }
-        if (rows.length < STAGE_WINDOW) return out;
-        last = rows[rows.length - 1]![0] as string;
       }
+      return out;
     },
     liveBySourceId: (sourceId) => (bySource.all(syncId, sourceId, sourceId) as unknown[][]).map(member),
     accountOf: (sourceId) => (ownedByThird.get(syncId, sourceId) as string | undefined) ?? (firstByThird.get(sourceId) as string | undefined),

@@ -6,6 +6,7 @@ import type Database from 'better-sqlite3';
 import { ENTITY_KINDS, type EntityKind, type PlatformDepartment, type PlatformMember, type PlatformPosition } from '../domain/entities.js';
 import { OrgsyncError } from '../shared/errors.js';
 import { blankPersonalFields } from './forget.js';
+import { keysetPages } from './keyset.js';
 
 /** The record type of each entity kind, as the platform reports it. */
 export interface MirrorRecords {
@@ -357,13 +358,8 @@ export class Mirror {
    * repeated): a reader that keeps only what it needs of each holds one window, not the tenant.
    */
   *scanMembers(): Generator<PlatformMember> {
-    let after = '';
-    for (;;) {
-      const rows = this.scanStmt.all(after, SCAN_WINDOW) as unknown[][];
-      for (const row of rows) yield fromRow(SPECS.members, row) as unknown as PlatformMember;
-      if (rows.length < SCAN_WINDOW) return;
-      after = rows[rows.length - 1]![0] as string;
-    }
+    const windows = keysetPages((after: string, limit) => this.scanStmt.all(after, limit) as unknown[][], (r) => r[0] as string, '', SCAN_WINDOW);
+    for (const rows of windows) for (const row of rows) yield fromRow(SPECS.members, row) as unknown as PlatformMember;
   }
 
   private index<K extends 'departments' | 'positions'>(entity: K): EntityIndex<MirrorRecords[K]> {

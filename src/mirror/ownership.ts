@@ -8,6 +8,7 @@ import type Database from 'better-sqlite3';
 import type { EntityKind } from '../domain/entities.js';
 import type { PlanValue } from '../domain/plan.js';
 import type { Migration } from './migrations/types.js';
+import { keysetPages } from './keyset.js';
 
 /**
  * 010: owned members, the adoption log and pending creates. `missing_since`/`missing_runs` are reserved for the
@@ -175,13 +176,8 @@ export class OwnershipStore {
 
   /** Members this sync owns: third_user_id -> account_id, a window at a time in source id order. */
   *owned(): Generator<[string, string]> {
-    let after = '';
-    for (;;) {
-      const rows = this.selectOwnedAfter.all(this.syncId, after, 2_000) as [string, string][];
-      yield* rows;
-      if (rows.length < 2_000) return;
-      after = rows[rows.length - 1]![0];
-    }
+    const windows = keysetPages((after: string, limit) => this.selectOwnedAfter.all(this.syncId, after, limit) as [string, string][], (r) => r[0], '', 2_000);
+    for (const rows of windows) yield* rows;
   }
 
   /** Members this sync owns: third_user_id -> account_id, all in the heap (tests and small state DBs). */
