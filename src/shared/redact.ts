@@ -108,6 +108,17 @@ export function registerPagingParams(names: Iterable<string>, learned = false): 
   }
 }
 
+/**
+ * Forgets every registered secret and paging parameter. For `npm run test:quick`, whose test files share one module
+ * instance per worker: each file starts from what a process of its own would have. A run never calls it.
+ */
+export function forgetRegistered(): void {
+  registry.clear();
+  registryPattern = undefined;
+  registryDirty = false;
+  pagingParams.clear();
+}
+
 /** True when the values of query parameter `name` (as written in a URL, perhaps %-encoded) are paging positions. */
 function isPagingParam(name: string): boolean {
   if (pagingParams.size === 0) return false;
