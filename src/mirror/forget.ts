@@ -109,13 +109,18 @@ function personalValues(db: Database.Database, target: ForgetTarget): string[] {
   return [...out].sort((a, b) => b.length - a.length);
 }
 
-/** A column of the member history rows of the target. */
-function historyRows(db: Database.Database, target: Pick<ForgetTarget, 'sourceIds' | 'platformIds'>, column: string): unknown[] {
+/** The condition on record_history rows of the target's ids, with its values; undefined when it names no id. */
+function memberHistoryWhere(target: Pick<ForgetTarget, 'sourceIds' | 'platformIds'>): { where: string; args: string[] } | undefined {
   const s = [...target.sourceIds];
   const p = [...target.platformIds];
-  const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
-  if (where === '') return [];
-  return db.prepare(`SELECT ${column} FROM record_history WHERE entity = 'members' AND (${where})`).pluck().all(s.concat(p));
+  const ids = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
+  return ids === '' ? undefined : { where: `entity = 'members' AND (${ids})`, args: s.concat(p) };
+}
+
+/** A column of the member history rows of the target. */
+function historyRows(db: Database.Database, target: Pick<ForgetTarget, 'sourceIds' | 'platformIds'>, column: string): unknown[] {
+  const rows = memberHistoryWhere(target);
+  return rows === undefined ? [] : db.prepare(`SELECT ${column} FROM record_history WHERE ${rows.where}`).pluck().all(rows.args);
 }
 
 /** Replaces every value in `columns` of `table`; returns the rows changed. */
@@ -146,12 +151,10 @@ function forgetInMirror(db: Database.Database, target: ForgetTarget, at: string)
 
 /** The record history: the person's entries keep ids, run, operation and result; one `forget` entry is added. */
 function forgetInHistory(db: Database.Database, target: ForgetTarget, now: number): number {
-  const s = [...target.sourceIds];
-  const p = [...target.platformIds];
-  const where = [s.length ? `source_id IN (${inList(s.length)})` : '', p.length ? `platform_id IN (${inList(p.length)})` : ''].filter(Boolean).join(' OR ');
-  if (where === '') return 0; // an e-mail no record carries any more: nothing to enter the forget under
-  const n = db.prepare(`UPDATE record_history SET description = '${FORGOTTEN}', fields = '{}', message = NULL WHERE entity = 'members' AND (${where})`).run(s.concat(p)).changes;
-  const entry = { entity: 'members', source_id: s[0] ?? '', platform_id: p[0] ?? null, op: 'forget', description: 'personal data forgotten', fields: '{}', result: 'forgotten', message: null };
+  const rows = memberHistoryWhere(target);
+  if (rows === undefined) return 0; // an e-mail no record carries any more: nothing to enter the forget under
+  const n = db.prepare(`UPDATE record_history SET description = '${FORGOTTEN}', fields = '{}', message = NULL WHERE ${rows.where}`).run(rows.args).changes;
+  const entry = { entity: 'members', source_id: target.sourceIds[0] ?? '', platform_id: target.platformIds[0] ?? null, op: 'forget', description: 'personal data forgotten', fields: '{}', result: 'forgotten', message: null };
   insertHistoryBatch(db, { at: now, runId: randomUUID(), trigger: 'forget' }, [entry]);
   return n;
 }
